@@ -1,0 +1,82 @@
+# Two commands set everything up on a fresh machine:
+#   make book   -- environment, widget JS from npm, execute every chapter, build _build/html
+#   make test   -- everything `make book` needs, a clean strict build, then every test
+# .ci/run calls `make test` and nothing else.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+VENV_STAMP := $(VENV)/.installed
+NODE_STAMP := node_modules/.installed
+WIDGETS_STAMP := book/_widgets/vendor/.installed
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+PORT ?= 8000
+SUBMISSIONS ?= submissions
+
+.PHONY: book test serve bench assignments grade chromium clean help
+
+help:
+	@echo "make book         build the course site into _build/html (then: make serve)"
+	@echo "make test         clean strict build + every test (what CI runs)"
+	@echo "make serve        serve _build/html on http://127.0.0.1:$(PORT)"
+	@echo "make bench        run every benchmark in bench/ and print 'name: value' lines"
+	@echo "make assignments  generate the student releases of every exercise"
+	@echo "make grade SUBMISSIONS=dir   autograde a folder of submissions, export CSV and feedback"
+
+$(VENV_STAMP): requirements.lock pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet -r requirements.lock
+	$(VENV)/bin/pip install --quiet --no-deps -e .
+	touch $@
+
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+# Only the files a page requests are copied out of node_modules (git-ignored).
+$(WIDGETS_STAMP): $(NODE_STAMP) $(VENV_STAMP) scripts/vendor_widgets.py
+	$(PY) scripts/vendor_widgets.py
+	touch $@
+
+chromium:
+	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
+
+# The execution cache is keyed on infer_lib and the lock file: a change to
+# either re-executes every chapter, so stale outputs are never published.
+define clear_stale_cache
+	key=$$(cat infer_lib/*.py infer_lib/data/* requirements.lock 2>/dev/null | sha256sum | cut -c1-16); \
+	if [ "$$(cat _build/.cache_key 2>/dev/null)" != "$$key" ]; then \
+	  rm -rf _build/.jupyter_cache; mkdir -p _build; echo "$$key" > _build/.cache_key; fi
+endef
+
+book: $(VENV_STAMP) $(WIDGETS_STAMP)
+	@$(clear_stale_cache)
+	$(VENV)/bin/jupyter-book build . -n -W --keep-going
+	@echo ""
+	@echo "The course is in _build/html. Open it with: make serve  (then http://127.0.0.1:$(PORT))"
+
+test: $(VENV_STAMP) $(WIDGETS_STAMP) chromium
+	rm -rf _build/html _build/.doctrees _build/jupyter_execute
+	@$(clear_stale_cache)
+	$(VENV)/bin/jupyter-book build . -n -W --keep-going
+	$(PY) -m pytest -n 2 -p no:cacheprovider
+
+serve:
+	@test -d _build/html || { echo "No site yet: run 'make book' first."; exit 1; }
+	$(PY) -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
+
+# Some machines set OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE, which slow a current
+# numpy; benchmarks unset both for their own command only.
+bench: $(VENV_STAMP)
+	@for b in bench/bench_*.py; do env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE $(PY) $$b; done
+
+assignments: $(VENV_STAMP)
+	$(PY) -m autograde.harness assignments
+
+grade: $(VENV_STAMP)
+	$(PY) -m autograde.harness grade $(SUBMISSIONS)
+
+clean:
+	rm -rf _build book/_widgets/vendor

@@ -1,0 +1,38 @@
+"""Chip catalogue: dense peaks, ridge points and errors for unknown names and dtypes."""
+
+import pytest
+
+from infer_lib.hardware import CHIPS, get_chip, memory_interface_bytes_per_s
+
+
+def test_h100_ridge_point_is_295_flop_per_byte():
+    # 989.4 TFLOP/s dense BF16 / 3.35 TB/s (facts.md, section B).
+    assert get_chip("H100 SXM").ridge_point_flops_per_byte("bf16") == pytest.approx(295.3, abs=0.1)
+
+
+@pytest.mark.parametrize("name, ridge", [("H200", 206), ("B200", 281), ("MI300X", 247)])
+def test_other_ridge_points(name, ridge):
+    assert get_chip(name).ridge_point_flops_per_byte("bf16") == pytest.approx(ridge, abs=1)
+
+
+def test_unknown_dtype_lists_allowed_values():
+    with pytest.raises(ValueError, match="unknown dtype for H100 SXM 'fp4'; allowed values: bf16, fp8"):
+        get_chip("H100 SXM").peak_flops_per_s("fp4")
+
+
+def test_unknown_chip_lists_catalogue():
+    with pytest.raises(ValueError, match="allowed values: B200, H100 SXM, H200, MI300X"):
+        get_chip("A100")
+
+
+def test_lpddr5x_interface_bandwidth():
+    assert memory_interface_bytes_per_s(512, 8533e6) == pytest.approx(546.1e9, rel=1e-3)
+    with pytest.raises(ValueError, match="bus_width_bits"):
+        memory_interface_bytes_per_s(0, 8533e6)
+
+
+def test_every_chip_has_source_and_sane_numbers():
+    for chip in CHIPS.values():
+        assert chip.source and chip.bibkey
+        assert chip.memory_bytes > 1e10 and chip.memory_bytes_per_s > 1e12
+        assert "bf16" in chip.dtypes
