@@ -32,7 +32,7 @@ $(VENV_STAMP): requirements.lock pyproject.toml
 	touch $@
 
 $(NODE_STAMP): package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error
+	npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 
 # Only the files a page requests are copied out of node_modules (git-ignored).

@@ -35,8 +35,9 @@ CONTAINER_CSS_CLASS = "infer-frames"
 SLIDER_CSS_CLASS = "infer-frames-slider"
 #: Most frames one widget may hold; each frame is roughly 10-25 kB in the page.
 MAX_FRAMES = 100
-#: Axes placement in figure coordinates, the same for every frame so the plot never jumps.
-SUBPLOT_MARGINS = {"left": 0.13, "right": 0.96, "bottom": 0.14, "top": 0.90}
+#: Space around the axes in inches (room for tick labels, axis labels and a title). Fixed, not
+#: tight_layout, so the axes sit at the same place in every frame and the plot never jumps.
+MARGINS_INCHES = {"left": 0.8, "right": 0.25, "bottom": 0.55, "top": 0.4}
 
 
 def render_frame_png(
@@ -56,7 +57,7 @@ def render_frame_png(
     Exceptions raised by ``draw`` propagate unchanged.
     """
     figure = Figure(figsize=figsize, dpi=dpi)
-    figure.subplots_adjust(**SUBPLOT_MARGINS)
+    figure.subplots_adjust(**_margins_as_fractions(figsize))
     ax = figure.add_subplot()
     draw(ax, value)
     buffer = io.BytesIO()
@@ -117,8 +118,9 @@ def frames_grid_sliders(
     row_labels = _labels(rows, row_label, "rows")
     column_labels = _labels(columns, column_label, "columns")
     _check_frame_count(len(row_labels) * len(column_labels))
-    row_slider = _slider(row_labels, rows, row_description)
-    column_slider = _slider(column_labels, columns, column_description)
+    label_width = f"{max(len(row_description), len(column_description)) + 1}ch"  # tracks line up
+    row_slider = _slider(row_labels, rows, row_description, description_width=label_width)
+    column_slider = _slider(column_labels, columns, column_description, description_width=label_width)
     inner_stacks = []
     for row in rows:
         frames = [
@@ -177,6 +179,21 @@ def _check_frame_count(frame_count: int) -> None:
         )
 
 
+def _margins_as_fractions(figsize: tuple[float, float]) -> dict[str, float]:
+    """Return ``MARGINS_INCHES`` as ``subplots_adjust`` fractions of a ``figsize`` (inches) figure."""
+    width_inches, height_inches = figsize
+    if width_inches <= MARGINS_INCHES["left"] + MARGINS_INCHES["right"] or height_inches <= (
+        MARGINS_INCHES["bottom"] + MARGINS_INCHES["top"]
+    ):
+        raise ValueError(f"figsize {figsize} (inches) leaves no room for the axes inside the margins {MARGINS_INCHES}.")
+    return {
+        "left": MARGINS_INCHES["left"] / width_inches,
+        "right": 1.0 - MARGINS_INCHES["right"] / width_inches,
+        "bottom": MARGINS_INCHES["bottom"] / height_inches,
+        "top": 1.0 - MARGINS_INCHES["top"] / height_inches,
+    }
+
+
 def _reduce_palette(png: bytes, palette_colors: int) -> bytes:
     """Return ``png`` re-encoded with at most ``palette_colors`` colours, deterministically."""
     with Image.open(io.BytesIO(png)) as image:
@@ -193,14 +210,16 @@ def _image(png: bytes) -> ipywidgets.Image:
     return ipywidgets.Image(value=png, format="png", layout=ipywidgets.Layout(max_width="100%", height="auto"))
 
 
-def _slider(labels: list[str], values: Sequence[Any], description: str) -> ipywidgets.SelectionSlider:
+def _slider(
+    labels: list[str], values: Sequence[Any], description: str, *, description_width: str = "initial"
+) -> ipywidgets.SelectionSlider:
     """Return a frame-selecting slider at its first position, tagged for the browser test."""
     slider = ipywidgets.SelectionSlider(
         options=list(zip(labels, values)),
         index=0,
         description=description,
         continuous_update=True,
-        style={"description_width": "initial"},
+        style={"description_width": description_width},
         layout=ipywidgets.Layout(width="min(100%, 32rem)"),
     )
     slider.add_class(SLIDER_CSS_CLASS)

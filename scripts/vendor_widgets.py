@@ -1,0 +1,81 @@
+"""Copy the widget JavaScript the static book loads from node_modules into book/_widgets/vendor/.
+
+Run ``npm ci`` first. Only the files a page actually requests are copied (the
+html-manager package ships ~25 MB, of which a page loads two scripts and one
+font); the destination is git-ignored and rebuilt by ``make``. The versions copied
+are checked against package-lock.json, so a stale node_modules is caught here.
+
+Usage: python scripts/vendor_widgets.py [--repo-root PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+#: Git-ignored folder, relative to the repository root; its parent book/_widgets is in ``html_static_path``.
+VENDOR_DIR = Path("book/_widgets/vendor")
+
+#: File name webpack gave fa-solid-900.woff2 inside @jupyter-widgets/html-manager 1.0.15's dist/.
+WIDGET_FONT = "1551f4f60c37af51121f.woff2"
+
+#: (npm package, file inside the package, destination relative to VENDOR_DIR).
+VENDORED_FILES: tuple[tuple[str, str, str], ...] = (
+    ("requirejs", "require.js", "require.js"),
+    ("@jupyter-widgets/html-manager", "dist/embed-amd.js", "embed-amd.js"),
+    # The FontAwesome 5 "solid" font the widget CSS loads (woff2 is the first format it tries).
+    # RequireJS resolves modules under vendor/ (see book/_widgets/require-base-url.js), and two
+    # bundled modules each ask for the font next to their own module URL.
+    ("@jupyter-widgets/html-manager", f"dist/{WIDGET_FONT}", f"@jupyter-widgets/{WIDGET_FONT}"),
+    ("@jupyter-widgets/html-manager", f"dist/{WIDGET_FONT}", f"@jupyter-widgets/html-manager/dist/{WIDGET_FONT}"),
+)
+
+
+def locked_version(repo_root: Path, package: str) -> str:
+    """Return the version of ``package`` pinned in package-lock.json."""
+    lock = json.loads((repo_root / "package-lock.json").read_text(encoding="utf-8"))
+    entry = lock["packages"].get(f"node_modules/{package}")
+    if entry is None:
+        raise SystemExit(f"{package} is not in package-lock.json; add it to package.json and run npm install.")
+    return str(entry["version"])
+
+
+def installed_version(repo_root: Path, package: str) -> str:
+    """Return the version of ``package`` installed under node_modules, or fail with a hint."""
+    manifest = repo_root / "node_modules" / package / "package.json"
+    if not manifest.is_file():
+        raise SystemExit(f"{manifest} is missing: run `npm ci` in {repo_root} first.")
+    return str(json.loads(manifest.read_text(encoding="utf-8"))["version"])
+
+
+def vendor(repo_root: Path) -> list[Path]:
+    """Copy VENDORED_FILES into VENDOR_DIR (replacing what was there) and return the copied paths."""
+    for package in sorted({package for package, _source, _destination in VENDORED_FILES}):
+        installed, locked = installed_version(repo_root, package), locked_version(repo_root, package)
+        if installed != locked:
+            raise SystemExit(f"node_modules has {package} {installed} but package-lock.json pins {locked}: run `npm ci`.")
+    destination_root = repo_root / VENDOR_DIR
+    if destination_root.exists():
+        shutil.rmtree(destination_root)
+    copied = []
+    for package, source, destination in VENDORED_FILES:
+        target = destination_root / destination
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(repo_root / "node_modules" / package / source, target)
+        copied.append(target)
+    return copied
+
+
+def main() -> None:
+    """Parse the command line, vendor the files and list them with their sizes."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repo-root", type=Path, default=Path(__file__).resolve().parents[1])
+    arguments = parser.parse_args()
+    for path in vendor(arguments.repo_root.resolve()):
+        print(f"vendored {path.relative_to(arguments.repo_root.resolve())} ({path.stat().st_size} bytes)")
+
+
+if __name__ == "__main__":
+    main()

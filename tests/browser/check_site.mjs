@@ -1,0 +1,281 @@
+// Headless-browser check of the built static book: offline, quiet, and sliders that move figures.
+//
+// Usage: node tests/browser/check_site.mjs --site _build/html [--python python3] [--screenshots DIR]
+//
+// Serves the site with Python's http.server on 127.0.0.1 (a free port), opens every .html
+// page in Debian's Chromium (never a downloaded browser) and fails when a page
+//   - requests anything not on 127.0.0.1 (such requests are blocked and reported),
+//   - logs a console error or throws, or gets an HTTP error / failed load from the site,
+//   - has widget state but no rendered widgets, or a slider outside infer_lib.widgets,
+//   - has an infer_lib.widgets slider that does not change the shown figure on ArrowRight,
+//     or does not come back to its first figure after stepping fast to the end and back.
+// Prints a JSON summary on stdout; exits 1 with the reasons on stderr when anything failed.
+
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative, resolve, sep } from "node:path";
+import { parseArgs } from "node:util";
+
+import { chromium } from "playwright-core";
+
+const CHROMIUM_PATH = "/usr/bin/chromium";
+const CHROMIUM_ARGS = [
+  "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+];
+const LOCAL_HOST = "127.0.0.1";
+// Sphinx output folders that hold assets, not pages (_static/ has theme template fragments).
+const ASSET_FOLDERS = ["_static", "_sources", "_images", "_downloads"];
+const CONTAINER_SELECTOR = ".infer-frames";
+const SLIDER_SELECTOR = ".infer-frames-slider";
+const ANY_SLIDER_SELECTOR = ".widget-slider, .widget-hslider, .widget-vslider";
+const WIDGET_RENDER_TIMEOUT_MS = 30_000;
+const FIGURE_CHANGE_TIMEOUT_MS = 5_000;
+
+/** List every .html page under `root` as site-relative POSIX paths, sorted (asset folders skipped). */
+function listHtmlPages(root) {
+  const pages = [];
+  const walk = (folder) => {
+    for (const name of readdirSync(folder).sort()) {
+      const path = join(folder, name);
+      if (folder === root && ASSET_FOLDERS.includes(name)) continue;
+      if (statSync(path).isDirectory()) walk(path);
+      else if (name.endsWith(".html")) pages.push(relative(root, path).split(sep).join("/"));
+    }
+  };
+  walk(root);
+  return pages;
+}
+
+/** Start `python -m http.server` on a free 127.0.0.1 port; resolve to { server, baseUrl }. */
+function startServer(python, root) {
+  return new Promise((resolvePromise, reject) => {
+    const server = spawn(python, ["-u", "-m", "http.server", "0", "--bind", LOCAL_HOST, "--directory", root], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    const timer = setTimeout(() => reject(new Error(`http.server did not start: ${output}`)), 15_000);
+    const onData = (chunk) => {
+      output += chunk.toString();
+      const match = output.match(/port (\d+)/);
+      if (match) {
+        clearTimeout(timer);
+        resolvePromise({ server, baseUrl: `http://${LOCAL_HOST}:${match[1]}/` });
+      }
+    };
+    server.stdout.on("data", onData);
+    server.stderr.on("data", () => {}); // one access-log line per request: not needed
+    server.on("error", reject);
+    server.on("exit", (code) => reject(new Error(`http.server exited with ${code}: ${output}`)));
+  });
+}
+
+/** True when `url` is served from the local test server (or is page-internal: data:, blob:, about:). */
+function isLocal(url) {
+  const parsed = new URL(url);
+  if (["data:", "blob:", "about:"].includes(parsed.protocol)) return true;
+  return parsed.hostname === LOCAL_HOST;
+}
+
+/** SHA-256 (hex) of the bytes behind the one visible <img> in `container`, or an error string. */
+async function visibleFigureHash(container) {
+  return container.evaluate(async (element) => {
+    const visible = [...element.querySelectorAll("img")].filter((img) => img.checkVisibility());
+    if (visible.length !== 1) return { error: `expected 1 visible figure, found ${visible.length}` };
+    const img = visible[0];
+    if (!img.complete || img.naturalWidth === 0) return { error: "visible figure did not load" };
+    const bytes = await (await fetch(img.src)).arrayBuffer();
+    const digest = await crypto.subtle.digest("SHA-256", bytes);
+    const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+    return { hash: hex, width: img.naturalWidth, height: img.naturalHeight };
+  });
+}
+
+/** Wait until one loaded figure is visible and its hash differs from `before`; return the last state seen. */
+async function waitForFigureChange(container, before) {
+  const deadline = Date.now() + FIGURE_CHANGE_TIMEOUT_MS;
+  let now = await visibleFigureHash(container);
+  while ((now.error || now.hash === before) && Date.now() < deadline) {
+    await new Promise((done) => setTimeout(done, 100));
+    now = await visibleFigureHash(container);
+  }
+  return now;
+}
+
+/** From position 1, press ArrowRight to the end and ArrowLeft back to 0 without pausing (console must stay quiet). */
+async function stepFastAndBack(page, container, handle, positions, firstHash) {
+  await handle.focus();
+  for (let step = 1; step < positions; step += 1) await page.keyboard.press("ArrowRight");
+  for (let step = 0; step < positions; step += 1) await page.keyboard.press("ArrowLeft");
+  const deadline = Date.now() + FIGURE_CHANGE_TIMEOUT_MS;
+  let now = await visibleFigureHash(container);
+  while ((now.error || now.hash !== firstHash) && Date.now() < deadline) {
+    await new Promise((done) => setTimeout(done, 100));
+    now = await visibleFigureHash(container);
+  }
+  return now;
+}
+
+/** Press ArrowRight on every slider of one infer_lib.widgets container; return one result per slider. */
+async function exerciseContainer(page, container, label, screenshotDir, failures) {
+  const results = [];
+  const sliders = await container.$$(SLIDER_SELECTOR);
+  if (sliders.length === 0) failures.push(`${label}: frames widget without a slider`);
+  for (const [index, slider] of sliders.entries()) {
+    const name = `${label} slider ${index + 1}`;
+    const handle = await slider.$(".noUi-handle");
+    const readout = await slider.$(".widget-readout");
+    if (!handle) {
+      failures.push(`${name}: no slider handle (.noUi-handle) rendered`);
+      continue;
+    }
+    const [minimum, maximum] = await Promise.all(["aria-valuemin", "aria-valuemax"].map((a) => handle.getAttribute(a)));
+    if (minimum === maximum) {
+      results.push({ slider: name, skipped: "single position: nothing to step to" });
+      continue;
+    }
+    const before = await visibleFigureHash(container);
+    if (before.error) {
+      failures.push(`${name}: ${before.error} before stepping`);
+      continue;
+    }
+    const readoutBefore = readout ? await readout.innerText() : null;
+    const shotBefore = await container.screenshot();
+    await handle.focus();
+    await page.keyboard.press("ArrowRight");
+    const after = await waitForFigureChange(container, before.hash);
+    const shotAfter = await container.screenshot();
+    const readoutAfter = readout ? await readout.innerText() : null;
+    const screenshotsDiffer = !shotBefore.equals(shotAfter);
+    if (screenshotDir) {
+      const stem = name.replace(/[^A-Za-z0-9]+/g, "_");
+      writeFileSync(join(screenshotDir, `${stem}_before.png`), shotBefore);
+      writeFileSync(join(screenshotDir, `${stem}_after.png`), shotAfter);
+    }
+    if (after.error) failures.push(`${name}: ${after.error} after ArrowRight`);
+    else if (after.hash === before.hash) failures.push(`${name}: ArrowRight did not change the figure`);
+    if (!screenshotsDiffer) failures.push(`${name}: widget screenshot identical before and after ArrowRight`);
+    if (readoutBefore === readoutAfter) failures.push(`${name}: readout stayed ${JSON.stringify(readoutBefore)}`);
+    const returned = await stepFastAndBack(page, container, handle, Number(maximum) - Number(minimum), before.hash);
+    if (returned.error) failures.push(`${name}: ${returned.error} after stepping fast and back`);
+    else if (returned.hash !== before.hash) failures.push(`${name}: stepping to the end and back did not restore the first figure`);
+    results.push({
+      slider: name,
+      readout: [readoutBefore, readoutAfter],
+      figure_sha256: [before.hash.slice(0, 12), (after.hash ?? "").slice(0, 12)],
+      figure_px: [before.width, before.height],
+      screenshots_differ: screenshotsDiffer,
+    });
+  }
+  return results;
+}
+
+/** Load one page, record its problems in `failures`, exercise its sliders; return the page summary. */
+async function checkPage(context, baseUrl, path, screenshotDir, failures) {
+  const page = await context.newPage();
+  const problems = [];
+  page.on("console", (message) => {
+    if (message.type() === "error") problems.push(`console error: ${message.text()}`);
+  });
+  page.on("pageerror", (error) => problems.push(`page error: ${error.message}`));
+  page.on("response", (response) => {
+    if (response.status() >= 400) problems.push(`HTTP ${response.status()} for ${response.url()}`);
+  });
+  page.on("requestfailed", (request) => {
+    if (isLocal(request.url())) problems.push(`failed request ${request.url()}: ${request.failure()?.errorText}`);
+  });
+  const started = Date.now();
+  await page.goto(baseUrl + path, { waitUntil: "networkidle", timeout: 60_000 });
+  const hasWidgetState = (await page.$('script[type="application/vnd.jupyter.widget-state+json"]')) !== null;
+  const widgets = [];
+  if (hasWidgetState) {
+    try {
+      await page.waitForSelector(".jupyter-widgets", { timeout: WIDGET_RENDER_TIMEOUT_MS });
+    } catch {
+      problems.push("page has widget state but no widget rendered (is the widget JavaScript served?)");
+    }
+    const containers = await page.$$(CONTAINER_SELECTOR);
+    for (const [index, container] of containers.entries()) {
+      await container.scrollIntoViewIfNeeded();
+      widgets.push(...(await exerciseContainer(page, container, `widget ${index + 1}`, screenshotDir, problems)));
+    }
+    const strays = await page.$$eval(
+      ANY_SLIDER_SELECTOR,
+      (nodes, selector) => nodes.filter((node) => !node.closest(selector)).length,
+      CONTAINER_SELECTOR,
+    );
+    if (strays > 0) problems.push(`${strays} slider(s) not made by infer_lib.widgets: their figures cannot change without a kernel`);
+  }
+  await page.close();
+  failures.push(...problems.map((problem) => `${path}: ${problem}`));
+  return { page: path, load_ms: Date.now() - started, widget_state: hasWidgetState, sliders: widgets, problems };
+}
+
+/** Run the whole check; return the exit status. */
+async function main() {
+  const { values } = parseArgs({
+    options: {
+      site: { type: "string" },
+      python: { type: "string", default: "python3" },
+      screenshots: { type: "string" },
+    },
+  });
+  if (!values.site) {
+    console.error("usage: node tests/browser/check_site.mjs --site _build/html [--python PY] [--screenshots DIR]");
+    return 2;
+  }
+  const root = resolve(values.site);
+  const pages = listHtmlPages(root);
+  if (pages.length === 0) {
+    console.error(`no .html pages under ${root}: build the book first`);
+    return 2;
+  }
+  const failures = [];
+  const externalRequests = [];
+  const { server, baseUrl } = await startServer(values.python, root);
+  const profile = mkdtempSync(join(tmpdir(), "check-site-profile-"));
+  let context;
+  const summary = { site: root, base_url: baseUrl, pages: [] };
+  try {
+    context = await chromium.launchPersistentContext(profile, {
+      executablePath: CHROMIUM_PATH,
+      args: CHROMIUM_ARGS,
+      headless: true,
+      viewport: { width: 1280, height: 900 },
+    });
+    await context.route("**/*", (route) => {
+      const url = route.request().url();
+      if (isLocal(url)) return route.continue();
+      externalRequests.push(url);
+      return route.abort("blockedbyclient");
+    });
+    for (const path of pages) {
+      summary.pages.push(await checkPage(context, baseUrl, path, values.screenshots, failures));
+    }
+  } finally {
+    if (context) await context.close();
+    server.kill();
+    rmSync(profile, { recursive: true, force: true });
+  }
+  for (const url of new Set(externalRequests)) failures.push(`request left ${LOCAL_HOST} (blocked): ${url}`);
+  summary.external_requests = [...new Set(externalRequests)];
+  summary.sliders_checked = summary.pages.reduce((n, page) => n + page.sliders.filter((s) => !s.skipped).length, 0);
+  summary.failures = failures;
+  console.log(JSON.stringify(summary, null, 2));
+  if (failures.length > 0) {
+    console.error(`check_site: ${failures.length} failure(s):\n  - ${failures.join("\n  - ")}`);
+    return 1;
+  }
+  console.error(`check_site: OK, ${pages.length} pages, ${summary.sliders_checked} sliders moved their figures, no external requests`);
+  return 0;
+}
+
+main().then(
+  (status) => process.exit(status),
+  (error) => {
+    console.error(`check_site: crashed: ${error.stack ?? error}`);
+    process.exit(1);
+  },
+);
