@@ -1,0 +1,652 @@
+"""A numpy Llama-style decoder that really runs prefill and decode.
+
+Architecture, per token::
+
+    embedding -> num_layers x [ RMSNorm -> grouped-query attention (RoPE on q, k) -> + residual
+                                RMSNorm -> SwiGLU FFN                            -> + residual ]
+              -> final RMSNorm -> LM head (untied from the embedding)
+
+Every matrix is stored like a PyTorch ``Linear``: shape ``(out_features,
+in_features)``, applied as ``x @ w.T``. At batch 1 that is the BLAS
+matrix-vector product that streams the matrix row by row, the fastest way to
+read weights from memory on a CPU. The q, k and v projections are fused into
+one ``wqkv`` matrix and the gate and up projections into one ``w_gate_up``
+matrix, so a decode step makes four large matrix products per layer.
+
+Arrays are computed in the dtype of the weights (float32 or float64); logits
+come back in that dtype.
+
+Introduced in chapter 1 (ch-prefill-decode).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from infer_lib.checks import (
+    require_divisible,
+    require_non_negative_int,
+    require_positive_int,
+    require_positive_number,
+)
+from infer_lib.tokenizer import Tokenizer, load_tokenizer
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """Sizes of a Llama-style decoder (counts of tokens, heads, features).
+
+    Introduced in chapter 1 (ch-prefill-decode).
+    """
+
+    vocab_size: int
+    d_model: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    ffn_dim: int
+    max_seq_len: int
+    rope_theta: float = 10000.0
+    norm_eps: float = 1e-5
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "d_model", "num_layers", "num_heads", "num_kv_heads", "ffn_dim", "max_seq_len"):
+            require_positive_int(name, getattr(self, name))
+        require_positive_number("rope_theta", self.rope_theta)
+        require_positive_number("norm_eps", self.norm_eps)
+        require_divisible("num_heads", self.num_heads, "num_kv_heads", self.num_kv_heads)
+        require_divisible("d_model", self.d_model, "num_heads", self.num_heads)
+        # RoPE rotates pairs of features, so each head needs an even width.
+        require_divisible("head_dim (d_model // num_heads)", self.head_dim, "the RoPE pair size", 2)
+
+    @property
+    def head_dim(self) -> int:
+        """Features per attention head: d_model // num_heads.
+
+        Introduced in chapter 1 (ch-prefill-decode).
+        """
+        return self.d_model // self.num_heads
+
+    @property
+    def qkv_dim(self) -> int:
+        """Output features of the fused q, k, v projection: (num_heads + 2 * num_kv_heads) * head_dim.
+
+        Introduced in chapter 1 (ch-prefill-decode).
+        """
+        return (self.num_heads + 2 * self.num_kv_heads) * self.head_dim
+
+
+# ---------------------------------------------------------------- building blocks
+
+
+def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
+    """RMSNorm over the last axis: x / sqrt(mean(x**2) + eps) * weight.
+
+    x: (..., d_model); weight: (d_model,) -> (..., d_model).
+
+    Introduced in chapter 1 (ch-prefill-decode).
+    """
+    mean_square = np.mean(np.square(x), axis=-1, keepdims=True)
+    return x * (1.0 / np.sqrt(mean_square + eps)) * weight
+
+
+def rope_tables(max_seq_len: int, head_dim: int, theta: float, dtype: Any = np.float64) -> tuple[np.ndarray, np.ndarray]:
+    """Cosine and sine tables of rotary position embeddings, each (max_seq_len, head_dim // 2).
+
+    angle[p, i] = p * theta ** (-2 i / head_dim); returns (cos(angle), sin(angle)).
+    Angles are computed in float64 and only then cast, so float32 models get
+    the correctly rounded table.
+
+    Introduced in chapter 1 (ch-prefill-decode).
+    """
+    require_positive_int("max_seq_len", max_seq_len)
+    require_positive_int("head_dim", head_dim)
+    require_divisible("head_dim", head_dim, "the RoPE pair size", 2)
+    inverse_frequency = theta ** (-np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
+    angle = np.arange(max_seq_len, dtype=np.float64)[:, None] * inverse_frequency[None, :]
+    return np.cos(angle).astype(dtype), np.sin(angle).astype(dtype)
+
+
+def apply_rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
+    """Rotate feature pairs (i, i + head_dim/2) of x by the angles in cos, sin.
+
+    x: (..., head_dim); cos, sin: broadcastable to (..., head_dim // 2).
+    out[:half] = x1 * cos - x2 * sin; out[half:] = x2 * cos + x1 * sin
+    (the "rotate half" layout used by Llama checkpoints).
+
+    Introduced in chapter 1 (ch-prefill-decode).
+    """
+    half = x.shape[-1] // 2
+    x1 = x[..., :half]
+    x2 = x[..., half:]
+    return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
+
+
+def attention_mask(query_positions: np.ndarray, key_lengths: np.ndarray, num_keys: int) -> np.ndarray:
+    """Causal + length mask, bool (batch, num_queries, num_keys); True = key is visible.
+
+    Key j is visible to a query at position p of sequence b iff j <= p and j < key_lengths[b].
+    query_positions: (batch, num_queries) int; key_lengths: (batch,) int.
+
+    Introduced in chapter 1 (ch-prefill-decode).
+    """
+    key_positions = np.arange(num_keys)
+    causal = key_positions[None, None, :] <= query_positions[:, :, None]
+    in_length = key_positions[None, None, :] < key_lengths[:, None, None]
+    return causal & in_length
+
+
+def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Softmax along ``axis``: exp(x - max) / sum(exp(x - max)); -inf entries get probability 0.
+
+    Introduced in chapter 1 (ch-prefill-decode).
+    """
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    weights = np.exp(shifted)
+    return weights / np.sum(weights, axis=axis, keepdims=True)
+
+
+def grouped_query_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Scaled dot-product attention where groups of query heads share one K/V head.
+
+    q: (batch, num_heads, num_queries, head_dim)
+    k, v: (batch, num_kv_heads, num_keys, head_dim)
+    mask: bool (batch, num_queries, num_keys), True = visible; every query needs one visible key.
+    Query head h reads K/V head h // (num_heads // num_kv_heads).
+    out = softmax(q k^T / sqrt(head_dim), masked) v  ->  (batch, num_heads, num_queries, head_dim)
+
+    Introduced in chapter 1 (ch-prefill-decode).
+    """
+    batch, num_heads, num_queries, head_dim = q.shape
+    num_kv_heads, num_keys = k.shape[1], k.shape[2]
+    group_size = num_heads // num_kv_heads
+    # Stack each group's queries as extra rows, so one batched matmul per K/V
+    # head serves the whole group without copying K or V.
+    q_grouped = q.reshape(batch, num_kv_heads, group_size * num_queries, head_dim)
+    scores = np.matmul(q_grouped, np.swapaxes(k, -1, -2))
+    scores = scores.reshape(batch, num_kv_heads, group_size, num_queries, num_keys)
+    scores *= 1.0 / float(np.sqrt(head_dim))
+    scores = np.where(mask[:, None, None, :, :], scores, -np.inf)
+    probs = softmax(scores, axis=-1).reshape(batch, num_kv_heads, group_size * num_queries, num_keys)
+    out = np.matmul(probs, v)
+    return out.reshape(batch, num_heads, num_queries, head_dim)
+
+
+def linear(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
+    """Matrix product with a (out_features, in_features) weight: x @ weight.T.
+
+    x: (..., in_features) -> (..., out_features).
+    Leading axes are flattened first so BLAS reads the weight once for all
+    rows; numpy would otherwise call BLAS once per leading index and read the
+    whole weight each time (batch times the memory traffic in decode).
+
+    Introduced in chapter 1 (ch-prefill-decode).
+    """
+    rows = x.reshape(-1, x.shape[-1])
+    return (rows @ weight.T).reshape(*x.shape[:-1], weight.shape[0])
+
+
+def silu(x: np.ndarray) -> np.ndarray:
+    """SiLU activation: x * sigmoid(x) = x * (1 + tanh(x / 2)) / 2.
+
+    Introduced in chapter 1 (ch-prefill-decode).
+    """
+    # The tanh form is exact and never overflows, unlike 1 / (1 + exp(-x)) for x << 0.
+    return x * (0.5 + 0.5 * np.tanh(0.5 * x))
+
+
+def swiglu_ffn(x: np.ndarray, w_gate: np.ndarray, w_up: np.ndarray, w_down: np.ndarray) -> np.ndarray:
+    """SwiGLU feed-forward: (silu(x W_gate^T) * (x W_up^T)) W_down^T.
+
+    x: (..., d_model); w_gate, w_up: (ffn_dim, d_model); w_down: (d_model, ffn_dim) -> (..., d_model).
+
+    Introduced in chapter 1 (ch-prefill-decode).
+    """
+    return linear(silu(linear(x, w_gate)) * linear(x, w_up), w_down)
+
+
+def swiglu_ffn_fused(x: np.ndarray, w_gate_up: np.ndarray, w_down: np.ndarray) -> np.ndarray:
+    """SwiGLU feed-forward with gate and up stacked in one matrix (one matrix product instead of two).
+
+    x: (..., d_model); w_gate_up: (2 * ffn_dim, d_model), gate rows first; w_down: (d_model, ffn_dim).
+    Same result as swiglu_ffn(x, w_gate_up[:ffn_dim], w_gate_up[ffn_dim:], w_down).
+
+    Introduced in chapter 1 (ch-prefill-decode).
+    """
+    ffn_dim = w_down.shape[1]
+    gate_up = linear(x, w_gate_up)
+    return linear(silu(gate_up[..., :ffn_dim]) * gate_up[..., ffn_dim:], w_down)
+
+
+# ---------------------------------------------------------------- weights and cache
+
+
+@dataclass
+class LayerWeights:
+    """Weights of one decoder layer, matrices as (out_features, in_features).
+
+    attn_norm, ffn_norm: (d_model,)
+    wqkv: (qkv_dim, d_model), rows = q heads, then k heads, then v heads
+    wo: (d_model, num_heads * head_dim)
+    w_gate_up: (2 * ffn_dim, d_model), gate rows then up rows
+    w_down: (d_model, ffn_dim)
+
+    Introduced in chapter 1 (ch-prefill-decode).
+    """
+
+    attn_norm: np.ndarray
+    wqkv: np.ndarray
+    wo: np.ndarray
+    ffn_norm: np.ndarray
+    w_gate_up: np.ndarray
+    w_down: np.ndarray
+
+
+@dataclass
+class TransformerWeights:
+    """All weights of the decoder: embedding (vocab_size, d_model), layers, final_norm (d_model,), lm_head (vocab_size, d_model).
+
+    Introduced in chapter 1 (ch-prefill-decode).
+    """
+
+    embedding: np.ndarray
+    layers: list[LayerWeights]
+    final_norm: np.ndarray
+    lm_head: np.ndarray
+
+    def named_arrays(self) -> dict[str, np.ndarray]:
+        """Every array under a flat name such as ``layers.0.wqkv`` (the keys of the .npz file).
+
+        Introduced in chapter 1 (ch-prefill-decode).
+        """
+        arrays = {"embedding": self.embedding, "final_norm": self.final_norm, "lm_head": self.lm_head}
+        for index, layer in enumerate(self.layers):
+            for name, array in asdict_shallow(layer).items():
+                arrays[f"layers.{index}.{name}"] = array
+        return arrays
+
+
+def asdict_shallow(layer: LayerWeights) -> dict[str, np.ndarray]:
+    """The fields of a LayerWeights as a dict, without copying arrays (dataclasses.asdict deep-copies).
+
+    Introduced in chapter 1 (ch-prefill-decode).
+    """
+    return {name: getattr(layer, name) for name in LayerWeights.__dataclass_fields__}
+
+
+def expected_shapes(config: TransformerConfig) -> dict[str, tuple[int, ...]]:
+    """Shape of every named weight array for ``config`` (keys as in TransformerWeights.named_arrays).
+
+    Introduced in chapter 1 (ch-prefill-decode).
+    """
+    c = config
+    shapes: dict[str, tuple[int, ...]] = {
+        "embedding": (c.vocab_size, c.d_model),
+        "final_norm": (c.d_model,),
+        "lm_head": (c.vocab_size, c.d_model),
+    }
+    for index in range(c.num_layers):
+        shapes[f"layers.{index}.attn_norm"] = (c.d_model,)
+        shapes[f"layers.{index}.wqkv"] = (c.qkv_dim, c.d_model)
+        shapes[f"layers.{index}.wo"] = (c.d_model, c.num_heads * c.head_dim)
+        shapes[f"layers.{index}.ffn_norm"] = (c.d_model,)
+        shapes[f"layers.{index}.w_gate_up"] = (2 * c.ffn_dim, c.d_model)
+        shapes[f"layers.{index}.w_down"] = (c.d_model, c.ffn_dim)
+    return shapes
+
+
+@dataclass
+class KVCache:
+    """Keys and values of every cached token, per layer and sequence.
+
+    k, v: (num_layers, batch, num_kv_heads, max_seq_len, head_dim)
+    lengths: (batch,) int64, tokens already cached per sequence; slots at or
+    beyond a sequence's length hold stale numbers that attention never reads.
+
+    Introduced in chapter 1 (ch-prefill-decode).
+    """
+
+    k: np.ndarray
+    v: np.ndarray
+    lengths: np.ndarray
+
+    @property
+    def batch_size(self) -> int:
+        """Number of sequences the cache holds.
+
+        Introduced in chapter 1 (ch-prefill-decode).
+        """
+        return self.k.shape[1]
+
+    @property
+    def max_seq_len(self) -> int:
+        """Token slots per sequence.
+
+        Introduced in chapter 1 (ch-prefill-decode).
+        """
+        return self.k.shape[3]
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes allocated for keys and values (all slots, used or not).
+
+        Introduced in chapter 1 (ch-prefill-decode).
+        """
+        return self.k.nbytes + self.v.nbytes
+
+
+# ---------------------------------------------------------------- the model
+
+
+class Transformer:
+    """A Llama-style decoder with a KV cache: prefill, decode, and an uncached forward reference.
+
+    Introduced in chapter 1 (ch-prefill-decode).
+    """
+
+    def __init__(self, config: TransformerConfig, weights: TransformerWeights) -> None:
+        shapes = expected_shapes(config)
+        arrays = weights.named_arrays()
+        if len(weights.layers) != config.num_layers:
+            raise ValueError(f"weights.layers has {len(weights.layers)} layers, config.num_layers is {config.num_layers}.")
+        dtype = weights.embedding.dtype
+        if dtype not in (np.float32, np.float64):
+            raise ValueError(f"weights dtype must be float32 or float64, got {dtype}.")
+        for name, shape in shapes.items():
+            if arrays[name].shape != shape:
+                raise ValueError(f"weight {name} has shape {arrays[name].shape}, expected {shape} for this config.")
+            if arrays[name].dtype != dtype:
+                raise ValueError(f"weight {name} has dtype {arrays[name].dtype}, expected {dtype} like the embedding.")
+        self.config = config
+        self.weights = weights
+        self.dtype = np.dtype(dtype)
+        self._rope_cos, self._rope_sin = rope_tables(config.max_seq_len, config.head_dim, config.rope_theta, dtype)
+
+    @property
+    def weight_bytes(self) -> int:
+        """Bytes of all weight arrays.
+
+        Introduced in chapter 1 (ch-prefill-decode).
+        """
+        return sum(array.nbytes for array in self.weights.named_arrays().values())
+
+    def new_cache(self, batch_size: int = 1) -> KVCache:
+        """An empty KV cache for ``batch_size`` sequences of up to max_seq_len tokens.
+
+        Introduced in chapter 1 (ch-prefill-decode).
+        """
+        require_positive_int("batch_size", batch_size)
+        c = self.config
+        shape = (c.num_layers, batch_size, c.num_kv_heads, c.max_seq_len, c.head_dim)
+        return KVCache(
+            k=np.zeros(shape, dtype=self.dtype),
+            v=np.zeros(shape, dtype=self.dtype),
+            lengths=np.zeros(batch_size, dtype=np.int64),
+        )
+
+    # -- shared pieces
+
+    def _check_token_ids(self, field_name: str, token_ids: np.ndarray) -> None:
+        """Raise unless token_ids are integers in [0, vocab_size).
+
+        Introduced in chapter 1 (ch-prefill-decode).
+        """
+        if not np.issubdtype(token_ids.dtype, np.integer):
+            raise TypeError(f"{field_name} must be integer token ids, got dtype {token_ids.dtype}.")
+        if token_ids.size and (token_ids.min() < 0 or token_ids.max() >= self.config.vocab_size):
+            raise ValueError(
+                f"{field_name} must be token ids in [0, {self.config.vocab_size - 1}] (vocab_size), "
+                f"got values from {token_ids.min()} to {token_ids.max()}."
+            )
+
+    def _project_qkv(
+        self, layer: LayerWeights, x: np.ndarray, positions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Project x (batch, seq, d_model) to q (batch, seq, num_heads, head_dim) and k, v (batch, seq, num_kv_heads, head_dim), RoPE on q and k.
+
+        Introduced in chapter 1 (ch-prefill-decode).
+        """
+        c = self.config
+        batch, seq = x.shape[:2]
+        qkv = linear(rms_norm(x, layer.attn_norm, c.norm_eps), layer.wqkv)
+        q_end = c.num_heads * c.head_dim
+        k_end = q_end + c.num_kv_heads * c.head_dim
+        q = qkv[..., :q_end].reshape(batch, seq, c.num_heads, c.head_dim)
+        k = qkv[..., q_end:k_end].reshape(batch, seq, c.num_kv_heads, c.head_dim)
+        v = qkv[..., k_end:].reshape(batch, seq, c.num_kv_heads, c.head_dim)
+        # One angle table row per (sequence, position), broadcast over heads.
+        cos = self._rope_cos[positions][:, :, None, :]
+        sin = self._rope_sin[positions][:, :, None, :]
+        return apply_rope(q, cos, sin), apply_rope(k, cos, sin), v
+
+    def _finish_layer(self, layer: LayerWeights, x: np.ndarray, attended: np.ndarray) -> np.ndarray:
+        """Layer output (batch, seq, d_model): output projection + residual, then FFN + residual.
+
+        attended: (batch, num_heads, seq, head_dim), the attention result.
+
+        Introduced in chapter 1 (ch-prefill-decode).
+        """
+        batch, _, seq, _ = attended.shape
+        merged = attended.transpose(0, 2, 1, 3).reshape(batch, seq, -1)
+        x = x + linear(merged, layer.wo)
+        return x + swiglu_ffn_fused(rms_norm(x, layer.ffn_norm, self.config.norm_eps), layer.w_gate_up, layer.w_down)
+
+    def _logits(self, x: np.ndarray) -> np.ndarray:
+        """Logits (..., vocab_size) of hidden states x (..., d_model): final RMSNorm then LM head.
+
+        Introduced in chapter 1 (ch-prefill-decode).
+        """
+        return linear(rms_norm(x, self.weights.final_norm, self.config.norm_eps), self.weights.lm_head)
+
+    # -- the three entry points
+
+    def forward(self, token_ids: np.ndarray) -> np.ndarray:
+        """Logits of every position with no cache (full recompute), (batch, seq, vocab_size).
+
+        token_ids: (batch, seq) ints, all sequences of the same length starting at position 0.
+        This is the reference that prefill + decode must reproduce.
+
+        Introduced in chapter 1 (ch-prefill-decode).
+        """
+        token_ids = np.asarray(token_ids)
+        if token_ids.ndim != 2 or token_ids.shape[1] == 0:
+            raise ValueError(f"token_ids must have shape (batch, seq) with seq >= 1, got shape {token_ids.shape}.")
+        batch, seq = token_ids.shape
+        if seq > self.config.max_seq_len:
+            raise ValueError(f"token_ids has seq length {seq}, more than max_seq_len ({self.config.max_seq_len}).")
+        self._check_token_ids("token_ids", token_ids)
+        positions = np.broadcast_to(np.arange(seq), (batch, seq))
+        mask = attention_mask(positions, np.full(batch, seq), seq)
+        x = self.weights.embedding[token_ids]
+        for layer in self.weights.layers:
+            q, k, v = self._project_qkv(layer, x, positions)
+            attended = grouped_query_attention(
+                q.transpose(0, 2, 1, 3), k.transpose(0, 2, 1, 3), v.transpose(0, 2, 1, 3), mask
+            )
+            x = self._finish_layer(layer, x, attended)
+        return self._logits(x)
+
+    def prefill(self, prompts: Sequence[Sequence[int]], cache: KVCache) -> np.ndarray:
+        """Run every prompt through the model, append its keys and values to the cache, return last-token logits.
+
+        prompts: one list of token ids per sequence of the cache, lengths may differ
+        (right-padded internally; padding never reaches the cache or the logits).
+        Each prompt continues its sequence: it starts at position cache.lengths[b].
+        Returns (batch, vocab_size) logits of each prompt's last token, in the weights' dtype.
+
+        Introduced in chapter 1 (ch-prefill-decode).
+        """
+        c = self.config
+        if len(prompts) != cache.batch_size:
+            raise ValueError(f"prompts has {len(prompts)} sequences, but the cache batch_size is {cache.batch_size}.")
+        prompt_lens = np.array([len(prompt) for prompt in prompts], dtype=np.int64)
+        if prompt_lens.min() == 0:
+            raise ValueError(f"every prompt needs at least one token; prompt {int(prompt_lens.argmin())} is empty.")
+        starts = cache.lengths.copy()
+        new_lengths = starts + prompt_lens
+        if new_lengths.max() > c.max_seq_len:
+            b = int(new_lengths.argmax())
+            raise ValueError(
+                f"prompt {b} has {prompt_lens[b]} tokens after {starts[b]} cached ones, "
+                f"more than max_seq_len ({c.max_seq_len})."
+            )
+        batch, seq = len(prompts), int(prompt_lens.max())
+        token_ids = np.zeros((batch, seq), dtype=np.int64)
+        for b, prompt in enumerate(prompts):
+            prompt_ids = np.asarray(prompt)
+            self._check_token_ids(f"prompts[{b}]", prompt_ids)
+            token_ids[b, : prompt_lens[b]] = prompt_ids
+
+        offsets = np.arange(seq)
+        is_real = offsets[None, :] < prompt_lens[:, None]
+        # Padding slots get a clipped position: their results are thrown away,
+        # the clip only keeps the RoPE table lookup in range.
+        positions = np.minimum(starts[:, None] + offsets[None, :], c.max_seq_len - 1)
+        batch_index, offset_index = np.nonzero(is_real)
+        slot_index = positions[batch_index, offset_index]
+        num_keys = int(new_lengths.max())
+        mask = attention_mask(positions, new_lengths, num_keys)
+
+        x = self.weights.embedding[token_ids]
+        for layer_index, layer in enumerate(self.weights.layers):
+            q, k, v = self._project_qkv(layer, x, positions)
+            # Only real tokens are written: cache[b, :, slot] = k[b, offset].
+            cache.k[layer_index][batch_index, :, slot_index] = k[batch_index, offset_index]
+            cache.v[layer_index][batch_index, :, slot_index] = v[batch_index, offset_index]
+            attended = grouped_query_attention(
+                q.transpose(0, 2, 1, 3),
+                cache.k[layer_index, :, :, :num_keys],
+                cache.v[layer_index, :, :, :num_keys],
+                mask,
+            )
+            x = self._finish_layer(layer, x, attended)
+        cache.lengths[:] = new_lengths
+        last = x[np.arange(batch), prompt_lens - 1]
+        return self._logits(last)
+
+    def decode(self, token_ids: Sequence[int] | np.ndarray, cache: KVCache) -> np.ndarray:
+        """One decode step: feed one new token per sequence, append its K and V, return (batch, vocab_size) logits.
+
+        token_ids: (batch,) ints, batch = cache.batch_size. Logits are in the weights' dtype.
+
+        Introduced in chapter 1 (ch-prefill-decode).
+        """
+        c = self.config
+        token_ids = np.asarray(token_ids)
+        if token_ids.ndim != 1 or token_ids.shape[0] != cache.batch_size:
+            raise ValueError(
+                f"token_ids must have shape (batch_size,) = ({cache.batch_size},), one token per cached sequence; "
+                f"got shape {token_ids.shape}."
+            )
+        self._check_token_ids("token_ids", token_ids)
+        positions = cache.lengths
+        if positions.max() >= c.max_seq_len:
+            raise ValueError(
+                f"the cache is full: sequence {int(positions.argmax())} already holds max_seq_len "
+                f"({c.max_seq_len}) tokens, so decode has no slot for another one."
+            )
+        batch_index = np.arange(cache.batch_size)
+        num_keys = int(positions.max()) + 1
+        mask = attention_mask(positions[:, None], positions + 1, num_keys)
+
+        x = self.weights.embedding[token_ids][:, None, :]
+        for layer_index, layer in enumerate(self.weights.layers):
+            q, k, v = self._project_qkv(layer, x, positions[:, None])
+            cache.k[layer_index][batch_index, :, positions] = k[:, 0]
+            cache.v[layer_index][batch_index, :, positions] = v[:, 0]
+            attended = grouped_query_attention(
+                q.transpose(0, 2, 1, 3),
+                cache.k[layer_index, :, :, :num_keys],
+                cache.v[layer_index, :, :, :num_keys],
+                mask,
+            )
+            x = self._finish_layer(layer, x, attended)
+        cache.lengths += 1
+        return self._logits(x[:, 0])
+
+    # -- saving and loading
+
+    def save(self, path: str) -> None:
+        """Write config and weights to one .npz file (no pickles: the config is a JSON string).
+
+        Introduced in chapter 1 (ch-prefill-decode).
+        """
+        np.savez(path, config_json=np.array(json.dumps(asdict(self.config))), **self.weights.named_arrays())
+
+
+def load_transformer(path: Any, dtype: Any = None) -> Transformer:
+    """Read a Transformer written by Transformer.save; ``dtype`` casts the weights (None keeps them).
+
+    Introduced in chapter 1 (ch-prefill-decode).
+    """
+    with np.load(path, allow_pickle=False) as data:
+        config = TransformerConfig(**json.loads(str(data["config_json"])))
+        arrays = {name: data[name] for name in data.files if name != "config_json"}
+    if dtype is not None:
+        arrays = {name: array.astype(dtype) for name, array in arrays.items()}
+    layers = [
+        LayerWeights(**{name: arrays[f"layers.{index}.{name}"] for name in LayerWeights.__dataclass_fields__})
+        for index in range(config.num_layers)
+    ]
+    weights = TransformerWeights(
+        embedding=arrays["embedding"], layers=layers, final_norm=arrays["final_norm"], lm_head=arrays["lm_head"]
+    )
+    return Transformer(config, weights)
+
+
+def load_tiny_model(dtype: Any = np.float32) -> tuple[Transformer, Tokenizer]:
+    """The course's tiny trained model and its tokenizer, from infer_lib/data (about 1 MB, loads in milliseconds).
+
+    Weights are stored in float32; pass ``dtype=np.float64`` for a float64 copy.
+
+    Introduced in chapter 1 (ch-prefill-decode).
+    """
+    with resources.as_file(resources.files("infer_lib").joinpath("data", "tiny_model.npz")) as path:
+        model = load_transformer(path, dtype=dtype)
+    return model, load_tokenizer()
+
+
+def random_transformer(config: TransformerConfig, seed: int, dtype: Any = np.float32) -> Transformer:
+    """A Transformer with seeded random weights (same seed -> same weights), for tests and benchmarks.
+
+    Matrices are normal with std 1/sqrt(in_features) so activations keep unit
+    scale; the embedding is standard normal; norm weights are 1.
+
+    Introduced in chapter 1 (ch-prefill-decode).
+    """
+    require_non_negative_int("seed", seed)
+    dtype = np.dtype(dtype)
+    if dtype not in (np.float32, np.float64):
+        raise ValueError(f"dtype must be float32 or float64, got {dtype}.")
+    rng = np.random.default_rng(seed)
+
+    def matrix(out_features: int, in_features: int) -> np.ndarray:
+        array = rng.standard_normal((out_features, in_features), dtype=dtype)
+        array *= 1.0 / np.sqrt(in_features)  # in place: benchmark models are large
+        return array
+
+    c = config
+    layers = [
+        LayerWeights(
+            attn_norm=np.ones(c.d_model, dtype=dtype),
+            wqkv=matrix(c.qkv_dim, c.d_model),
+            wo=matrix(c.d_model, c.num_heads * c.head_dim),
+            ffn_norm=np.ones(c.d_model, dtype=dtype),
+            w_gate_up=matrix(2 * c.ffn_dim, c.d_model),
+            w_down=matrix(c.d_model, c.ffn_dim),
+        )
+        for _ in range(c.num_layers)
+    ]
+    weights = TransformerWeights(
+        embedding=rng.standard_normal((c.vocab_size, c.d_model), dtype=dtype),
+        layers=layers,
+        final_norm=np.ones(c.d_model, dtype=dtype),
+        lm_head=matrix(c.vocab_size, c.d_model),
+    )
+    return Transformer(c, weights)

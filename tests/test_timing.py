@@ -1,0 +1,101 @@
+"""Tests of the timing helpers and the straight-line latency model."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from infer_lib.timing import LatencyModel, fit_latency_model, measure_decode_step_s, measure_prefill_s
+from infer_lib.transformer import load_tiny_model
+
+
+def test_measurements_are_positive_floats() -> None:
+    model, _ = load_tiny_model()
+    for seconds in (measure_prefill_s(model, 16, repeats=3), measure_decode_step_s(model, 16, repeats=3)):
+        assert isinstance(seconds, float) and 0 < seconds < 10
+
+
+def test_decode_can_be_timed_on_an_empty_cache() -> None:
+    model, _ = load_tiny_model()
+    assert measure_decode_step_s(model, 0, repeats=1) > 0
+
+
+def test_measurement_lengths_are_checked() -> None:
+    model, _ = load_tiny_model()
+    max_seq_len = model.config.max_seq_len
+    with pytest.raises(ValueError, match="prompt_len"):
+        measure_prefill_s(model, max_seq_len + 1)
+    with pytest.raises(ValueError, match="prompt_len"):
+        measure_prefill_s(model, 0)
+    with pytest.raises(ValueError, match="context_len"):
+        measure_decode_step_s(model, max_seq_len)
+    with pytest.raises(ValueError, match="repeats"):
+        measure_decode_step_s(model, 1, repeats=0)
+
+
+def test_fit_recovers_exact_lines() -> None:
+    # Made-up coefficients: TTFT = 2 ms + 0.1 ms/token, TPOT = 5 ms + 0.01 ms/token.
+    prompt_lens, context_lens = [10, 50, 200], [0, 100, 400]
+    latency = fit_latency_model(
+        prompt_lens, [0.002 + 1e-4 * n for n in prompt_lens], context_lens, [0.005 + 1e-5 * c for c in context_lens]
+    )
+    assert isinstance(latency, LatencyModel)
+    assert latency.ttft_base_s == pytest.approx(0.002) and latency.ttft_per_prompt_token_s == pytest.approx(1e-4)
+    assert latency.tpot_base_s == pytest.approx(0.005) and latency.tpot_per_context_token_s == pytest.approx(1e-5)
+    assert latency.ttft_s(100) == pytest.approx(0.012)
+    assert latency.tpot_s(1000) == pytest.approx(0.015)
+
+
+def test_fit_of_noisy_points_stays_close() -> None:
+    rng = np.random.default_rng(0)
+    lengths = np.arange(8, 129, 8)
+    noisy_s = (1e-3 + 2e-5 * lengths) * (1 + 0.02 * rng.standard_normal(lengths.size))
+    latency = fit_latency_model(lengths.tolist(), noisy_s.tolist(), lengths.tolist(), noisy_s.tolist())
+    assert latency.ttft_per_prompt_token_s == pytest.approx(2e-5, rel=0.1)
+    assert latency.tpot_base_s == pytest.approx(1e-3, rel=0.1)
+
+
+def test_total_latency_sums_one_decode_step_per_extra_token() -> None:
+    latency = LatencyModel(ttft_base_s=0.01, ttft_per_prompt_token_s=0.001, tpot_base_s=0.02, tpot_per_context_token_s=0.0001)
+    prompt_len, output_len = 30, 7
+    # Reference: prefill, then steps with 30, 31, ..., 35 tokens cached.
+    expected = 0.01 + 0.001 * 30 + sum(0.02 + 0.0001 * context for context in range(30, 36))
+    assert latency.total_latency_s(prompt_len, output_len) == pytest.approx(expected)
+    assert latency.total_latency_s(prompt_len, 1) == pytest.approx(latency.ttft_s(prompt_len))
+
+
+def test_fit_on_real_measurements_is_a_usable_model() -> None:
+    # Real timings are noisy (other processes share the CPU), so only check
+    # what the fit guarantees for any data: finite, non-negative coefficients
+    # and positive predictions at the measured lengths.
+    model, _ = load_tiny_model()
+    prompt_lens, context_lens = [4, 32, 64], [1, 31, 61]
+    prefill_s = [measure_prefill_s(model, n, repeats=3) for n in prompt_lens]
+    decode_step_s = [measure_decode_step_s(model, c, repeats=3) for c in context_lens]
+    latency = fit_latency_model(prompt_lens, prefill_s, context_lens, decode_step_s)
+    assert all(math.isfinite(value) and value >= 0 for value in vars(latency).values())
+    assert all(latency.ttft_s(n) > 0 for n in prompt_lens)
+    assert all(latency.tpot_s(c) > 0 for c in context_lens)
+
+
+def test_fit_needs_two_lengths_and_positive_times() -> None:
+    with pytest.raises(ValueError, match="prompt_lens"):
+        fit_latency_model([8, 8], [0.1, 0.1], [1, 2], [0.1, 0.2])
+    with pytest.raises(ValueError, match="decode_step_s"):
+        fit_latency_model([8, 16], [0.1, 0.2], [1, 2], [0.1, -0.2])
+    with pytest.raises(ValueError, match="context_lens"):
+        fit_latency_model([8, 16], [0.1, 0.2], [1, 2, 3], [0.1, 0.2])
+
+
+def test_fit_never_returns_a_negative_slope_or_intercept():
+    # Noisy measurements where a free least-squares line would slope downwards.
+    latency = fit_latency_model([16, 64, 256], [0.030, 0.020, 0.010], [16, 256], [0.004, 0.004])
+    assert latency.ttft_per_prompt_token_s == 0.0
+    assert latency.ttft_base_s == pytest.approx(0.020)
+    # A free fit with a negative intercept is replaced by the line through the origin.
+    latency = fit_latency_model([10, 20, 30], [0.001, 0.009, 0.012], [0, 10], [0.002, 0.003])
+    assert latency.ttft_base_s == 0.0
+    assert latency.ttft_per_prompt_token_s == pytest.approx((10 * 0.001 + 20 * 0.009 + 30 * 0.012) / (100 + 400 + 900))
+    assert latency.ttft_s(1) > 0
