@@ -1,4 +1,4 @@
-"""Copy the widget JavaScript the static book loads from node_modules into book/_widgets/vendor/.
+"""Copy the JavaScript the static book loads (widgets, MathJax) from node_modules into book/_widgets/vendor/.
 
 Run ``npm ci`` first. Only the files a page actually requests are copied (the
 html-manager package ships ~25 MB, of which a page loads two scripts and one
@@ -30,6 +30,10 @@ VENDORED_FILES: tuple[tuple[str, str, str], ...] = (
     # bundled modules each ask for the font next to their own module URL.
     ("@jupyter-widgets/html-manager", f"dist/{WIDGET_FONT}", f"@jupyter-widgets/{WIDGET_FONT}"),
     ("@jupyter-widgets/html-manager", f"dist/{WIDGET_FONT}", f"@jupyter-widgets/html-manager/dist/{WIDGET_FONT}"),
+    # MathJax 3 for the book's formulas (Sphinx's mathjax_path points here, not at a CDN);
+    # its CHTML output loads these fonts relative to the script.
+    ("mathjax", "es5/tex-mml-chtml.js", "mathjax/tex-mml-chtml.js"),
+    ("mathjax", "es5/output/chtml/fonts/woff-v2", "mathjax/output/chtml/fonts/woff-v2"),
 )
 
 
@@ -63,8 +67,13 @@ def vendor(repo_root: Path) -> list[Path]:
     for package, source, destination in VENDORED_FILES:
         target = destination_root / destination
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(repo_root / "node_modules" / package / source, target)
-        copied.append(target)
+        origin = repo_root / "node_modules" / package / source
+        if origin.is_dir():
+            shutil.copytree(origin, target)
+            copied.extend(sorted(path for path in target.rglob("*") if path.is_file()))
+        else:
+            shutil.copyfile(origin, target)
+            copied.append(target)
     return copied
 
 

@@ -1,0 +1,80 @@
+"""Numbers the book states, read back from the executed pages and pinned to their sources.
+
+`make test` builds the book first; these tests read the values each page glued
+into its text from `_build/jupyter_execute/*.glue.json`, so a change to a model config or a
+chip datasheet that would silently change the prose fails here instead.
+Measured values (timings on the build machine) are only checked for sanity.
+"""
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+EXECUTED = Path(__file__).resolve().parents[1] / "_build" / "jupyter_execute"
+
+
+def glued_values(page: str) -> dict[str, object]:
+    path = EXECUTED / f"{page}.glue.json"
+    if not path.exists():
+        pytest.skip(f"{path} not built; run `make book` (make test builds it first)")
+    outputs = json.loads(path.read_text(encoding="utf-8"))
+    return {name: parse_repr(output["data"]["text/plain"]) for name, output in outputs.items()}
+
+
+def parse_repr(text: str) -> object:
+    """A glued value's repr back to a Python value: '4.79', "'Yes'", 'np.float64(4.79)'."""
+    numpy_scalar = re.fullmatch(r"np\.\w+\((.*)\)", text)
+    return ast.literal_eval(numpy_scalar.group(1) if numpy_scalar else text)
+
+
+@pytest.fixture(scope="module")
+def intro():
+    return glued_values("book/intro")
+
+
+@pytest.fixture(scope="module")
+def chapter1():
+    return glued_values("chapters/01_prefill_decode")
+
+
+@pytest.mark.parametrize("key, expected", [
+    ("tokens_2024_t", 9.7),           # Google I/O 2025
+    ("tokens_2025_t", 480.0),
+    ("token_growth_2025", 49.48),     # 480 / 9.7
+    ("token_growth_2026", 6.667),     # 3.2 quadrillion / 480 trillion
+    ("yearly_gap", 3.333),            # 10x revenue / 3x compute (speaker's estimates)
+    ("fast_speedup", 2.5),
+    ("fast_price_ratio", 6.0),        # $150 / $25 per million output tokens
+    ("h100_tb_per_s", 3.35),
+    ("lpddr_gb_per_s", 546.1),        # 512 bits / 8 * 8533 MT/s
+])
+def test_intro_numbers(intro, key, expected):
+    assert intro[key] == pytest.approx(expected, rel=1e-3)
+
+
+@pytest.mark.parametrize("key, expected", [
+    ("llama8_decode_ms", 4.794),        # 8,030,261,248 params * 2 B / 3.35 TB/s
+    ("llama8_decode_tok_s", 208.6),
+    ("llama8_crossover", 316.0),        # weight-read time / compute time per token
+    ("llama70_weight_gb", 141.1),       # 70,553,706,496 params * 2 B
+    ("q3_decode_ms", 42.12),            # 141.1 GB / 3.35 TB/s
+    ("h100_bw_tb_s", 3.35),
+    ("llama70_d_model", 8192),
+])
+def test_chapter1_sourced_numbers(chapter1, key, expected):
+    assert chapter1[key] == pytest.approx(expected, rel=2e-3)
+
+
+def test_chapter1_walkthrough_answers_the_question(chapter1):
+    assert chapter1["num_prompt_tokens"] == 5          # Is / tomato / a / fruit / ?
+    assert chapter1["answer_text"].startswith("Yes")
+    assert chapter1["num_answer_tokens"] >= 3
+
+
+def test_chapter1_measured_latencies_are_plausible(chapter1):
+    # Measured on the build machine: only their order is pinned, never their value.
+    assert 0 < chapter1["ex_tpot_ms"] < chapter1["ex_ttft_ms"] < chapter1["ex_e2e_ms"]
+    assert chapter1["matmul_speedup"] > 1
