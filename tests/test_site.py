@@ -86,13 +86,21 @@ def nbgrader_sources() -> list[Path]:
 
 
 def solution_lines() -> dict[str, Path]:
-    """Map each non-trivial solution or hidden-test line to the notebook it comes from."""
+    """Map each non-trivial solution or hidden-test line to the notebook it comes from.
+
+    A line that the notebook also shows outside those blocks (an API call in a worked
+    example, say) is public in the student release anyway, so it is not a secret.
+    """
     found: dict[str, Path] = {}
     for path in nbgrader_sources():
-        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
-            source = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
-            for line in hidden_lines(source):
-                found.setdefault(line, path)
+        sources = [cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+                   for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]]
+        secret = [line for source in sources for line in hidden_lines(source)]
+        every_line = [normalized(line.strip()) for source in sources for line in source.splitlines()]
+        for line in secret:  # public if it occurs more often in the notebook than inside the blocks
+            if every_line.count(line) > secret.count(line):
+                continue
+            found.setdefault(line, path)
     return found
 
 
