@@ -33,6 +33,15 @@ GOOGLE_TOKENS_PER_MONTH = (
               "Google I/O 2026 keynote", "googleio2026"),
 )
 
+# What the podcast behind the course says about the same series and about a cheap-memory card;
+# the book checks both against primary sources and says where they differ.
+PODCAST_TOKEN_GROWTH_CLAIM = DataPoint(
+    "token volume growth in 12 months, as quoted in the podcast", 50.0, "x", "2026",
+    "podcast with the CTO of HyperAccel", "hyperaccelpodcast")
+PODCAST_LPDDR_CARD_BYTES_PER_S_CLAIM = DataPoint(
+    "memory bandwidth of an LPDDR inference card, as quoted in the podcast", 546e9, "bytes/s", "2026",
+    "podcast with the CTO of HyperAccel", "hyperaccelpodcast")
+
 # Claims made by the podcast guest (an inference-chip CTO); estimates, not audited figures.
 FRONTIER_REVENUE_GROWTH_PER_YEAR = DataPoint(
     "frontier-lab revenue growth per year (speaker's estimate)", 10.0, "x/year", "2026",

@@ -50,6 +50,10 @@ def chapter1():
     ("fast_price_ratio", 6.0),        # $150 / $25 per million output tokens
     ("h100_tb_per_s", 3.35),
     ("lpddr_gb_per_s", 546.1),        # 512 bits / 8 * 8533 MT/s
+    ("lpddr_bus_width_bits", 512),
+    ("lpddr_mt_per_s", 8533),
+    ("podcast_token_growth", 50),     # the podcast's rounded figure, shown beside the sourced one
+    ("podcast_lpddr_gb_per_s", 546),
 ])
 def test_intro_numbers(intro, key, expected):
     assert intro[key] == pytest.approx(expected, rel=1e-3)
@@ -63,6 +67,7 @@ def test_intro_numbers(intro, key, expected):
     ("q3_decode_ms", 42.12),            # 141.1 GB / 3.35 TB/s
     ("h100_bw_tb_s", 3.35),
     ("llama70_d_model", 8192),
+    ("llama8_prefill_tokens", 1000),
 ])
 def test_chapter1_sourced_numbers(chapter1, key, expected):
     assert chapter1[key] == pytest.approx(expected, rel=2e-3)
