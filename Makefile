@@ -61,7 +61,7 @@ test: $(VENV_STAMP) $(WIDGETS_STAMP) chromium
 	rm -rf _build/html _build/.doctrees _build/jupyter_execute
 	@$(clear_stale_cache)
 	$(VENV)/bin/jupyter-book build . -n -W --keep-going
-	$(PY) -m pytest -n 2 -p no:cacheprovider
+	$(PY) -m pytest -n 2 --dist loadfile -p no:cacheprovider
 
 serve:
 	@test -d _build/html || { echo "No site yet: run 'make book' first."; exit 1; }

@@ -1,0 +1,194 @@
+"""Grade a batch of student notebooks: one nbgrader process per student, then feedback and export.
+
+See :mod:`autograde.harness` for the command line and the guarantees.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from autograde import gradebook
+from autograde.course import HarnessError, check_config, list_exercises, source_notebook
+from autograde.integrity import suspicious_code
+from autograde.leaks import HIDDEN_TEST_MARKERS, find_leaks, html_visible_text, secret_lines
+from autograde.nbgrader_runner import failure_reason, run_nbgrader
+from autograde.nbgrader_settings import CELL_TIMEOUT_S, build_dir
+from autograde.submissions import StudentFolder, read_submissions
+
+STUDENT_TIMEOUT_S = 600
+FEEDBACK_TIMEOUT_S = 600
+
+
+@dataclass
+class GradeRow:
+    """The outcome for one student and one exercise."""
+
+    student_id: str
+    exercise: str
+    status: str
+    """``ok``; ``flagged`` (graded, but a person should look); ``failed`` (no grade)."""
+    score: float
+    max_score: float
+    reason: str = ""
+    questions: dict[str, float] = field(default_factory=dict)
+    feedback_html: str | None = None
+
+
+def _reset_student(course_root: Path, student_id: str, exercise: str) -> None:
+    """Remove every trace of an earlier grading of this student and exercise."""
+    for step in ("submitted", "autograded", "feedback"):
+        shutil.rmtree(build_dir(course_root) / step / student_id / exercise, ignore_errors=True)
+    gradebook.add_student(course_root, student_id)
+    gradebook.forget_submission(course_root, exercise, student_id)
+
+
+def _grade_one(
+    course_root: Path, student: StudentFolder, exercise: str, cell_timeout_s: int, student_timeout_s: float
+) -> GradeRow:
+    """Autograde one notebook in a child process and read its grade."""
+    max_score = gradebook.assignment_max_score(course_root, exercise)
+    _reset_student(course_root, student.student_id, exercise)
+    failed = GradeRow(student.student_id, exercise, "failed", 0.0, max_score)
+    if exercise in student.problems:
+        failed.reason = student.problems[exercise]
+        return failed
+    submitted = build_dir(course_root) / "submitted" / student.student_id / exercise
+    submitted.mkdir(parents=True)
+    shutil.copyfile(student.notebooks[exercise], submitted / f"{exercise}.ipynb")
+
+    log = build_dir(course_root) / "logs" / f"autograde.{student.student_id}.{exercise}.log"
+    args = ["autograde", exercise, f"--student={student.student_id}", "--force", f"--Execute.timeout={cell_timeout_s}"]
+    result = run_nbgrader(args, course_root, log, student_timeout_s)
+    if result.timed_out or result.returncode != 0:
+        # nbgrader may have saved a partial grade before it stopped: drop it.
+        gradebook.forget_submission(course_root, exercise, student.student_id)
+        failed.reason = (
+            f"stopped at the {student_timeout_s:.0f} s limit per student"
+            if result.timed_out
+            else failure_reason(log)
+        )
+        return failed
+    score = gradebook.read_score(course_root, exercise, student.student_id)
+    if score is None:
+        failed.reason = f"nbgrader recorded no grade (log: {log})"
+        return failed
+    row = GradeRow(student.student_id, exercise, "ok", score.score, score.max_score, questions=score.questions)
+    reasons = []
+    if score.needs_manual_grade:
+        ungraded = ", ".join(score.ungraded) or "see formgrader"
+        reasons.append(f"needs manual grading (deleted or broken test cell?): {ungraded}")
+    suspicious = suspicious_code(nbformat.read(student.notebooks[exercise], as_version=4))
+    if suspicious:
+        reasons.append("review the code: " + "; ".join(suspicious))
+    if reasons:
+        row.status = "flagged"
+    # Skipped files cost nothing but are worth a line: the student may have misnamed their work.
+    row.reason = " | ".join([*reasons, *student.notes])
+    return row
+
+
+def _feedback_path(course_root: Path, row: GradeRow) -> Path:
+    """Where nbgrader writes the feedback page of ``row``."""
+    return build_dir(course_root) / "feedback" / row.student_id / row.exercise / f"{row.exercise}.html"
+
+
+def _render_feedback(course_root: Path, exercise: str, rows: list[GradeRow]) -> list[str]:
+    """Feedback pages for the graded rows of ``exercise``; returns harness errors."""
+    graded = [row for row in rows if row.exercise == exercise and row.status != "failed"]
+    if not graded:
+        return []
+    logs = build_dir(course_root) / "logs"
+    log = logs / f"generate_feedback.{exercise}.log"
+    result = run_nbgrader(["generate_feedback", exercise, "--force"], course_root, log, FEEDBACK_TIMEOUT_S)
+    if result.returncode == 0:
+        return []
+    # One bad notebook must not cost the others their feedback: retry one by one.
+    errors = []
+    for row in graded:
+        student_log = logs / f"generate_feedback.{row.student_id}.{exercise}.log"
+        args = ["generate_feedback", exercise, f"--student={row.student_id}", "--force"]
+        if run_nbgrader(args, course_root, student_log, FEEDBACK_TIMEOUT_S).returncode != 0:
+            errors.append(f"{row.student_id}/{exercise}: feedback failed: {failure_reason(student_log)}")
+    return errors
+
+
+def _verify_feedback(course_root: Path, rows: list[GradeRow]) -> list[str]:
+    """Withhold every feedback page that shows hidden-test text; returns harness errors."""
+    errors = []
+    secrets_by_exercise: dict[str, set[str]] = {}
+    for row in rows:
+        if row.status == "failed":
+            continue
+        page = _feedback_path(course_root, row)
+        if not page.is_file():
+            errors.append(f"{row.student_id}/{row.exercise}: no feedback page was written")
+            continue
+        if row.exercise not in secrets_by_exercise:
+            secrets_by_exercise[row.exercise] = secret_lines(
+                source_notebook(course_root, row.exercise), HIDDEN_TEST_MARKERS
+            )
+        text = html_visible_text(page.read_text(encoding="utf-8"))
+        leaks = find_leaks(text, secrets_by_exercise[row.exercise], HIDDEN_TEST_MARKERS)
+        if leaks:
+            page.unlink()
+            errors.append(f"{row.student_id}/{row.exercise}: feedback withheld, it showed {len(leaks)} hidden line(s)")
+            continue
+        row.feedback_html = str(page)
+    return errors
+
+
+def grade(
+    course_root: Path,
+    submissions_dir: Path,
+    cell_timeout_s: int = CELL_TIMEOUT_S,
+    student_timeout_s: float = STUDENT_TIMEOUT_S,
+) -> tuple[list[GradeRow], list[str]]:
+    """Grade every notebook in ``submissions_dir``; returns the rows and the harness errors."""
+    check_config(course_root)
+    exercises = list_exercises(course_root)
+    for exercise in exercises:
+        if not gradebook.has_assignment(course_root, exercise):
+            raise HarnessError(
+                f"{exercise} is not in the gradebook yet: run `python -m autograde.harness assignments` first"
+            )
+    students = read_submissions(submissions_dir, exercises)
+    gradebook.back_up(course_root)
+
+    rows: list[GradeRow] = []
+    for student in students:
+        attempted = [name for name in exercises if name in student.notebooks or name in student.problems]
+        for exercise in attempted:
+            row = _grade_one(course_root, student, exercise, cell_timeout_s, student_timeout_s)
+            rows.append(row)
+            print(_format_row(row), flush=True)
+        if not attempted:
+            reason = student.problems.get("(none)", "nothing to grade")
+            for exercise in exercises:
+                gradebook.add_student(course_root, student.student_id)
+                max_score = gradebook.assignment_max_score(course_root, exercise)
+                row = GradeRow(student.student_id, exercise, "failed", 0.0, max_score, reason)
+                rows.append(row)
+                print(_format_row(row), flush=True)
+
+    errors: list[str] = []
+    for exercise in exercises:
+        errors += _render_feedback(course_root, exercise, rows)
+    errors += _verify_feedback(course_root, rows)
+    csv_path = build_dir(course_root) / "grades.csv"
+    log = build_dir(course_root) / "logs" / "export.log"
+    if run_nbgrader(["export", f"--to={csv_path}"], course_root, log, FEEDBACK_TIMEOUT_S).returncode != 0:
+        errors.append(f"nbgrader export failed: {failure_reason(log)}")
+    report = {"rows": [asdict(row) for row in rows], "harness_errors": errors, "grades_csv": str(csv_path)}
+    (build_dir(course_root) / "report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    return rows, errors
+
+
+def _format_row(row: GradeRow) -> str:
+    """One report line: ``student  exercise  score / max  status  reason``."""
+    score = f"{row.score:5.1f} / {row.max_score:<5.1f}"
+    return f"{row.student_id:<20} {row.exercise:<24} {score} {row.status:<8} {row.reason}"

@@ -1,0 +1,100 @@
+"""Flag student code that reaches for the grading machinery, for a person to review.
+
+The checks run inside the student's kernel (see :mod:`autograde.harness`), so
+a student's cell could, for example, define its own ``check`` that passes
+everything. This scan cannot stop a determined cheat (code can be obfuscated);
+it catches the direct attempts and turns them into a ``flagged`` status with
+the reason, never into points. Only cells the student can edit are read:
+locked cells are restored from the gradebook before grading anyway.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import nbformat
+
+GRADER_NAMES = frozenset({"check", "autograde"})
+"""Names of the grading code a solution has no reason to bind or touch."""
+ESCAPE_HATCHES = frozenset(
+    {"builtins", "__builtins__", "ctypes", "gc", "get_ipython", "importlib", "sys.modules", "os._exit", "signal"}
+)
+"""Modules and attributes that can rewrite other code or the kernel; an inference exercise needs none of them."""
+ALLOWED_IMPORTS = frozenset({"autograde.simulated"})
+"""Grading modules a student may use: the simulated clock and model the exercise text shows.
+``from autograde.checks import check`` (the setup cell's import, repeated) is allowed too."""
+
+
+def _student_editable(cell: nbformat.NotebookNode) -> bool:
+    """True for code cells nbgrader does not restore (answers and cells the student added)."""
+    meta = cell.metadata.get("nbgrader", {})
+    locked = meta.get("locked", False) or (meta.get("grade", False) and not meta.get("solution", False))
+    return cell.cell_type == "code" and not locked
+
+
+def _dotted_name(node: ast.AST) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, None for anything else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _findings(tree: ast.AST) -> set[str]:
+    """Descriptions of the suspicious constructs in one parsed cell."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in GRADER_NAMES:
+            found.add(f"defines `{node.name}`")
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)) and node.id in GRADER_NAMES:
+            found.add(f"assigns `{node.id}`")
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            module = node.module if isinstance(node, ast.ImportFrom) else None
+            reimports_check = module == "autograde.checks" and all(
+                (alias.name, alias.asname) == ("check", None) for alias in node.names
+            )
+            if module in ALLOWED_IMPORTS or reimports_check:
+                continue
+            for alias in node.names:
+                for name in (module, alias.name, alias.asname):
+                    root = (name or "").split(".")[0]
+                    if name not in ALLOWED_IMPORTS and (root in GRADER_NAMES or root in ESCAPE_HATCHES):
+                        found.add(f"imports `{name}`")
+        elif isinstance(node, (ast.Name, ast.Attribute)):
+            dotted = _dotted_name(node)
+            if dotted in ESCAPE_HATCHES or (dotted or "").split(".")[0] == "autograde":
+                found.add(f"uses `{dotted}`")
+    return found
+
+
+def _parse(source: str) -> ast.AST | None:
+    """The cell as Python, IPython magic and shell lines read as ``pass``; None if it does not parse."""
+    if source.lstrip().startswith("%%"):
+        return None  # a cell magic: the body is not Python
+    lines = []
+    for line in source.splitlines():
+        stripped = line.lstrip()
+        lines.append(line[: len(line) - len(stripped)] + "pass" if stripped.startswith(("%", "!")) else line)
+    try:
+        return ast.parse("\n".join(lines))
+    except SyntaxError:
+        return None
+
+
+def suspicious_code(nb: nbformat.NotebookNode) -> list[str]:
+    """One line per student-editable cell that touches the grading code, e.g. ``cell 7 defines `check```."""
+    lines = []
+    for index, cell in enumerate(nb.cells, start=1):
+        if not _student_editable(cell):
+            continue
+        tree = _parse(cell.source)
+        if tree is None:
+            continue
+        found = _findings(tree)
+        if found:
+            lines.append(f"cell {index} " + ", ".join(sorted(found)))
+    return lines

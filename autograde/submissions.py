@@ -1,0 +1,127 @@
+"""Find the students' notebooks in a submissions folder and check each one opens.
+
+The one accepted layout is::
+
+    <submissions_dir>/<student_id>/<exercise>.ipynb
+
+for example ``hand-in/alice/ex01_prefill_decode.ipynb``. A student id is
+letters, digits, ``_``, ``-`` and ``.``, starting with a letter or digit.
+Hidden entries (names starting with ``.``, such as ``.ipynb_checkpoints``)
+are skipped everywhere.
+
+Two kinds of problem are kept apart:
+
+- a wrong *layout* (a file where a student folder belongs, a folder name that
+  is not a valid id, no student at all) is the instructor's mistake: it raises
+  :class:`LayoutError` before anything is graded;
+- a broken *submission* (not JSON, not a notebook, a misnamed file) belongs to
+  one student: it is recorded on that student and the rest of the batch is
+  graded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+LAYOUT_HELP = "expected one folder per student: <submissions_dir>/<student_id>/<exercise>.ipynb"
+STUDENT_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
+"""A hand-in bigger than this is refused: real answers are a few hundred kB."""
+
+
+class LayoutError(ValueError):
+    """The submissions folder does not have the documented layout."""
+
+
+@dataclass
+class StudentFolder:
+    """One student's hand-in: the notebooks that open, and what was wrong with the rest."""
+
+    student_id: str
+    notebooks: dict[str, Path] = field(default_factory=dict)
+    """Exercise name -> path of a notebook that passed :func:`notebook_problem`."""
+    problems: dict[str, str] = field(default_factory=dict)
+    """Exercise name -> why that exercise cannot be graded (``"(none)"``: nothing gradable at all)."""
+    notes: list[str] = field(default_factory=list)
+    """Entries that were skipped, for the report (they cost no points)."""
+
+
+def notebook_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be graded as a Jupyter notebook, or None if it can."""
+    size_bytes = path.stat().st_size
+    if size_bytes > MAX_NOTEBOOK_BYTES:
+        return f"the file is {size_bytes / 1e6:.1f} MB, over the {MAX_NOTEBOOK_BYTES / 1e6:.0f} MB limit"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        return f"not a notebook: the file is not UTF-8 text ({error.reason} at byte {error.start})"
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as error:
+        return f"not a notebook: invalid JSON at line {error.lineno}, column {error.colno} ({error.msg})"
+    try:
+        with warnings.catch_warnings():
+            # nbformat warns about fixable details (missing cell ids); only hard errors matter here.
+            warnings.simplefilter("ignore")
+            nb = nbformat.reads(text, as_version=4)
+            nbformat.validate(nb)
+    except Exception as error:  # nbformat raises several types for malformed notebooks
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        return f"not a valid Jupyter notebook: {first_line}"
+    return None
+
+
+def _visible_entries(folder: Path) -> list[Path]:
+    """Entries of ``folder`` in name order, hidden ones (``.name``) left out."""
+    return sorted(entry for entry in folder.iterdir() if not entry.name.startswith("."))
+
+
+def _read_student(folder: Path, exercises: list[str]) -> StudentFolder:
+    """Sort one student's entries into gradable notebooks and problems."""
+    student = StudentFolder(student_id=folder.name)
+    for entry in _visible_entries(folder):
+        exercise = entry.stem if entry.suffix == ".ipynb" else entry.name
+        if entry.is_file() and entry.suffix == ".ipynb" and exercise in exercises:
+            problem = notebook_problem(entry)
+            if problem is None:
+                student.notebooks[exercise] = entry
+            else:
+                student.problems[exercise] = problem
+        elif entry.is_dir() and entry.name in exercises:
+            student.problems[entry.name] = (
+                f"found a folder {folder.name}/{entry.name}/; put the notebook directly in "
+                f"{folder.name}/ as {entry.name}.ipynb ({LAYOUT_HELP})"
+            )
+        else:
+            student.notes.append(f"ignored {folder.name}/{entry.name}")
+    if not student.notebooks and not student.problems:
+        expected = " or ".join(f"{folder.name}/{exercise}.ipynb" for exercise in exercises)
+        found = ", ".join(entry.name for entry in _visible_entries(folder)) or "nothing"
+        student.problems["(none)"] = f"no gradable notebook: expected {expected}, found {found}"
+    return student
+
+
+def read_submissions(submissions_dir: Path, exercises: list[str]) -> list[StudentFolder]:
+    """Every student folder of ``submissions_dir``, in id order; raises LayoutError on a wrong layout."""
+    submissions_dir = Path(submissions_dir)
+    if not submissions_dir.is_dir():
+        raise LayoutError(f"submissions folder {submissions_dir} does not exist or is not a folder; {LAYOUT_HELP}")
+    students: list[StudentFolder] = []
+    for entry in _visible_entries(submissions_dir):
+        if not entry.is_dir():
+            raise LayoutError(f"found the file {entry.name} directly in {submissions_dir}; {LAYOUT_HELP}")
+        if STUDENT_ID_PATTERN.fullmatch(entry.name) is None:
+            raise LayoutError(
+                f"folder name {entry.name!r} is not a valid student id (letters, digits, '_', '-', '.'; "
+                f"starting with a letter or digit); {LAYOUT_HELP}"
+            )
+        students.append(_read_student(entry, exercises))
+    if not students:
+        raise LayoutError(f"no student folders in {submissions_dir}; {LAYOUT_HELP}")
+    return students

@@ -1,0 +1,16 @@
+# Mutant: stops at EOS but leaves the EOS token (and its timestamp) out of the output.
+# %% replaces: ex01_generate_solution
+def generate(model, prompt_ids, max_new_tokens, eos_id, clock=time.perf_counter):
+    if len(prompt_ids) == 0 or max_new_tokens < 1:
+        raise ValueError("bad input")
+    request_time_s = clock()
+    cache = model.new_cache(batch_size=1)
+    token_id = greedy(model.prefill([list(prompt_ids)], cache)[0])
+    new_token_ids, token_times_s = [], []
+    while token_id != eos_id:
+        new_token_ids.append(token_id)
+        token_times_s.append(clock())
+        if len(new_token_ids) == max_new_tokens:
+            break
+        token_id = greedy(model.decode([token_id], cache)[0])
+    return new_token_ids, request_time_s, token_times_s

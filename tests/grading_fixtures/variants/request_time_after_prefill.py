@@ -1,0 +1,15 @@
+# Mutant: the request's start is read after prefill, so TTFT would come out as zero.
+# %% replaces: ex01_generate_solution
+def generate(model, prompt_ids, max_new_tokens, eos_id, clock=time.perf_counter):
+    if len(prompt_ids) == 0 or max_new_tokens < 1:
+        raise ValueError("bad input")
+    cache = model.new_cache(batch_size=1)
+    logits = model.prefill([list(prompt_ids)], cache)
+    request_time_s = clock()
+    token_id = greedy(logits[0])
+    new_token_ids, token_times_s = [token_id], [clock()]
+    while token_id != eos_id and len(new_token_ids) < max_new_tokens:
+        token_id = greedy(model.decode([token_id], cache)[0])
+        new_token_ids.append(token_id)
+        token_times_s.append(clock())
+    return new_token_ids, request_time_s, token_times_s
