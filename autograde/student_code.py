@@ -1,6 +1,6 @@
 """Call a student's function defensively and vet what it returns.
 
-Rules every check follows (see grading-threats.md, C1, C9, N1-N4):
+Rules every check follows, each against a known way autograders get fooled:
 
 - the expected values are loaded before the student's code runs, and the
   student's code only ever receives copies of the inputs;

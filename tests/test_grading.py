@@ -8,9 +8,8 @@ exactly as the table VARIANT_FAILURES says.
 Slow part (about two minutes): one course copy in a temporary folder, one
 ``assignments`` run, and one ``grade`` batch that every slow test reads. The
 batch holds the solution, the bare release, the mutants, and one student per
-fault (grading-threats IDs): an edited locked test cell (M1), a deleted test
-cell (M3), a loop that never ends (K3), a file that is not JSON (M8) and a
-cheat that redefines ``check``. Under pytest-xdist use ``--dist loadfile`` so
+fault: an edited locked test cell, a deleted test cell, a loop that never
+ends, a file that is not JSON and a cheat that redefines ``check``. Under pytest-xdist use ``--dist loadfile`` so
 that one worker grades the batch once.
 """
 
@@ -202,7 +201,7 @@ def test_a_passing_visible_check_says_so_and_a_hidden_one_stays_silent(source_nb
 
 
 class AlwaysEqual:
-    """The classic "eq cheat" (grading-threats C1): equal to everything."""
+    """The classic "eq cheat": an object equal to everything."""
 
     def __eq__(self, other: object) -> bool:
         return True
@@ -509,7 +508,7 @@ def _edit_locked_cell(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 
 def _delete_test_cell(nb: nbformat.NotebookNode, grade_id: str) -> nbformat.NotebookNode:
-    """A student who deleted a test cell (grading-threats M3)."""
+    """A student who deleted a test cell."""
     nb.cells = [cell for cell in nb.cells if cell.metadata.get("nbgrader", {}).get("grade_id") != grade_id]
     return nb
 

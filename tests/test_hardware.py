@@ -6,7 +6,7 @@ from infer_lib.hardware import CHIPS, get_chip, memory_interface_bytes_per_s
 
 
 def test_h100_ridge_point_is_295_flop_per_byte():
-    # 989.4 TFLOP/s dense BF16 / 3.35 TB/s (facts.md, section B).
+    # 989.4 TFLOP/s dense BF16 / 3.35 TB/s, from the H100 datasheet (dense = half the sparse headline).
     assert get_chip("H100 SXM").ridge_point_flops_per_byte("bf16") == pytest.approx(295.3, abs=0.1)
 
 
