@@ -73,6 +73,12 @@ def _describe(case: dict[str, Any], hidden: bool, index: int, total: int) -> str
     )
 
 
+def _generate_cases(hidden: bool) -> tuple[CallCosts, list[dict[str, Any]]]:
+    """The simulated call costs and the visible or hidden cases of ``generate``, loaded before any student code runs."""
+    expected = load_expected(EXPECTED_KEY)
+    return _costs(expected), expected["generate"]["hidden" if hidden else "visible"]
+
+
 def _run_generate(
     generate: Callable[..., Any], case: dict[str, Any], costs: CallCosts, *, hidden: bool, pass_clock: bool, label: str
 ) -> GenerateRun:
@@ -120,9 +126,7 @@ def _token_hint(got: list[int], want: list[int], eos_id: int) -> str:
 def _check_tokens(generate: Callable[..., Any], hidden: bool) -> None:
     """Token ids of every case match greedy decoding; visible: bad input raises ValueError."""
     __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
-    expected = load_expected(EXPECTED_KEY)
-    costs = _costs(expected)
-    cases = expected["generate"]["hidden" if hidden else "visible"]
+    costs, cases = _generate_cases(hidden)
     for index, case in enumerate(cases):
         name = _describe(case, hidden, index, len(cases))
         # The first visible case leaves `clock` at its default: time.perf_counter must work too.
@@ -147,9 +151,7 @@ def _check_tokens(generate: Callable[..., Any], hidden: bool) -> None:
 def _check_cache_use(generate: Callable[..., Any], hidden: bool) -> None:
     """Every case makes one prefill of the prompt, then one single-token decode per further token."""
     __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
-    expected = load_expected(EXPECTED_KEY)
-    costs = _costs(expected)
-    cases = expected["generate"]["hidden" if hidden else "visible"]
+    costs, cases = _generate_cases(hidden)
     for index, case in enumerate(cases):
         name = _describe(case, hidden, index, len(cases))
         run = _run_generate(generate, case, costs, hidden=hidden, pass_clock=True, label=f"generate for {name}")
@@ -203,9 +205,7 @@ def _cache_problem(model: InstrumentedModel, case: dict[str, Any], hidden: bool)
 def _check_timestamps(generate: Callable[..., Any], hidden: bool) -> None:
     """request_time_s and token_times_s equal the simulated clock's readings at the right moments."""
     __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
-    expected = load_expected(EXPECTED_KEY)
-    costs = _costs(expected)
-    cases = expected["generate"]["hidden" if hidden else "visible"]
+    costs, cases = _generate_cases(hidden)
     for index, case in enumerate(cases):
         name = _describe(case, hidden, index, len(cases))
         run = _run_generate(generate, case, costs, hidden=hidden, pass_clock=True, label=f"generate for {name}")

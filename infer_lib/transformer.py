@@ -425,6 +425,17 @@ class Transformer:
         sin = self._rope_sin[positions][:, :, None, :]
         return apply_rope(q, cos, sin), apply_rope(k, cos, sin), v
 
+    def _attend_to_cache(
+        self, layer_index: int, q: np.ndarray, cache: KVCache, num_keys: int, mask: np.ndarray
+    ) -> np.ndarray:
+        """Attention of q (B, S, H, Hd) over the first num_keys cached keys and values of one layer (prefill and decode)."""
+        return grouped_query_attention(
+            q.transpose(0, 2, 1, 3),
+            cache.k[layer_index, :, :, :num_keys],
+            cache.v[layer_index, :, :, :num_keys],
+            mask,
+        )
+
     def _finish_layer(self, layer: LayerWeights, x: np.ndarray, attended: np.ndarray) -> np.ndarray:
         """Layer output (batch, seq, d_model): output projection + residual, then FFN + residual.
 
@@ -519,12 +530,7 @@ class Transformer:
             # Only real tokens are written: cache[b, :, slot] = k[b, offset].
             cache.k[layer_index][batch_index, :, slot_index] = k[batch_index, offset_index]
             cache.v[layer_index][batch_index, :, slot_index] = v[batch_index, offset_index]
-            attended = grouped_query_attention(
-                q.transpose(0, 2, 1, 3),
-                cache.k[layer_index, :, :, :num_keys],
-                cache.v[layer_index, :, :, :num_keys],
-                mask,
-            )
+            attended = self._attend_to_cache(layer_index, q, cache, num_keys, mask)
             x = self._finish_layer(layer, x, attended)
         cache.lengths[:] = new_lengths
         last = x[np.arange(batch), prompt_lens - 1]
@@ -560,12 +566,7 @@ class Transformer:
             q, k, v = self._project_qkv(layer, x, positions[:, None])
             cache.k[layer_index][batch_index, :, positions] = k[:, 0]
             cache.v[layer_index][batch_index, :, positions] = v[:, 0]
-            attended = grouped_query_attention(
-                q.transpose(0, 2, 1, 3),
-                cache.k[layer_index, :, :, :num_keys],
-                cache.v[layer_index, :, :, :num_keys],
-                mask,
-            )
+            attended = self._attend_to_cache(layer_index, q, cache, num_keys, mask)
             x = self._finish_layer(layer, x, attended)
         cache.lengths += 1
         return self._logits(x[:, 0])
