@@ -6,37 +6,16 @@ chip datasheet that would silently change the prose fails here instead.
 Measured values (timings on the build machine) are only checked for sanity.
 """
 
-import ast
-import json
-import re
-from pathlib import Path
-
 import pytest
-
-EXECUTED = Path(__file__).resolve().parents[1] / "_build" / "jupyter_execute"
-
-
-def glued_values(page: str) -> dict[str, object]:
-    path = EXECUTED / f"{page}.glue.json"
-    if not path.exists():
-        pytest.skip(f"{path} not built; run `make book` (make test builds it first)")
-    outputs = json.loads(path.read_text(encoding="utf-8"))
-    return {name: parse_repr(output["data"]["text/plain"]) for name, output in outputs.items()}
-
-
-def parse_repr(text: str) -> object:
-    """A glued value's repr back to a Python value: '4.79', "'Yes'", 'np.float64(4.79)'."""
-    numpy_scalar = re.fullmatch(r"np\.\w+\((.*)\)", text)
-    return ast.literal_eval(numpy_scalar.group(1) if numpy_scalar else text)
 
 
 @pytest.fixture(scope="module")
-def intro():
+def intro(glued_values):
     return glued_values("book/intro")
 
 
 @pytest.fixture(scope="module")
-def chapter1():
+def chapter1(glued_values):
     return glued_values("chapters/01_prefill_decode")
 
 
