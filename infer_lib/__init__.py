@@ -4,9 +4,11 @@ Each module holds one concept and is readable top to bottom:
 
 - ``units``       -- byte and time units used across the book
 - ``checks``      -- input validation that names the bad field and the allowed values
-- ``models``      -- transformer configurations of real models, each field sourced
+- ``models``      -- transformer configurations of real models, each field sourced; ``from_hf_config``
 - ``hardware``    -- accelerator datasheet numbers, each with its source
-- ``accounting``  -- parameter counts and bytes of weights
+- ``accounting``  -- parameters by part (dense, MoE, MLA), bytes of weights and of the KV cache
+- ``costs``       -- FLOPs and bytes of every operation of a prefill or decode step
+- ``roofline``    -- attainable FLOP/s, ridge points, step-time lower bounds
 - ``tokenizer``   -- the word-level tokenizer of the course's tiny model
 - ``transformer`` -- a numpy Llama-style decoder that really runs prefill and decode
 - ``sampling``    -- greedy and temperature sampling
@@ -14,3 +16,35 @@ Each module holds one concept and is readable top to bottom:
 - ``plots``       -- pure plotting functions that draw on a matplotlib ``Axes``
 - ``widgets``     -- thin ipywidgets wrappers that make sliders work on a static page
 """
+
+from infer_lib.accounting import kv_cache_bytes, num_active_params, num_params
+from infer_lib.hardware import get_chip
+from infer_lib.models import from_hf_config, get_model
+from infer_lib.roofline import decode_step_time_s, prefill_time_s
+
+__all__ = [
+    "decode_step_time_s",
+    "from_hf_config",
+    "get_chip",
+    "get_model",
+    "kv_cache_bytes",
+    "num_active_params",
+    "num_params",
+    "prefill_time_s",
+]
+
+
+def __getattr__(name: str):
+    """Import a submodule on first use, so ``il.plots`` works after ``import infer_lib as il``.
+
+    The numeric core above is imported eagerly; plotting, widgets and the numpy model
+    (which pull in matplotlib and ipywidgets) only when a chapter touches them.
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(f"infer_lib.{name}")
+    except ModuleNotFoundError as error:
+        if error.name != f"infer_lib.{name}":
+            raise
+        raise AttributeError(f"module 'infer_lib' has no attribute or submodule {name!r}") from None

@@ -45,6 +45,14 @@ CHIPS: dict[str, Chip] = {
     c.name: c
     for c in (
         Chip(
+            name="A100 80GB",
+            dense_flops_per_s={"bf16": 312 * TERA},
+            memory_bytes=80 * GB, memory_bytes_per_s=2.039 * TB, power_w=400,
+            source="https://www.nvidia.com/en-us/data-center/a100/ (A100 80GB SXM: BF16 312 TFLOPS dense, "
+                   "624 with sparsity; 2,039 GB/s HBM2e; 400 W). No FP8 tensor cores.",
+            bibkey="nvidiaA100",
+        ),
+        Chip(
             name="H100 SXM",
             dense_flops_per_s={"bf16": 989.4 * TERA, "fp8": 1978.9 * TERA},
             memory_bytes=80 * GB, memory_bytes_per_s=3.35 * TB, power_w=700,

@@ -1,52 +1,190 @@
-"""Lower bounds on step time from a chip's peak compute and memory bandwidth.
+"""The roofline: how fast a step can run on a chip, from its FLOPs and bytes.
 
-A step can go no faster than its FLOPs at peak FLOP/s, nor than its bytes at
-peak memory bandwidth; since loads and math overlap, the slower of the two is
-the bound (Williams, Waterman and Patterson's roofline). Chapter 1 uses the two
-simplest cases -- prefill bounded by compute, decode by memory; chapter 4
-(ch-roofline) develops the model in full.
+A chip does at most its dense peak FLOP/s and moves at most its memory bandwidth;
+loads and math overlap, so an operation of arithmetic intensity I (FLOP per byte)
+attains min(peak, I x bandwidth) FLOP/s (Williams, Waterman and Patterson). The
+intensity where the two meet is the chip's ridge point. A step takes at least
+max(FLOPs / peak, bytes / bandwidth), with FLOPs and bytes counted as
+``infer_lib.costs`` describes (only what the step must touch).
+
+Modelling choices, stated once: dense peaks only (a 2:4-sparse "peak" is not
+reachable by dense matmuls); the chip's datasheet bandwidth (for example 3.35 TB/s
+for an H100 SXM); one chip, or a group of chips that share the work perfectly
+(pass a :class:`~infer_lib.hardware.Chip` whose numbers are the group's sum); the
+max of compute and memory time for the whole step, as if every operation
+overlapped perfectly with every other. Real kernels reach 50-80% of either roof.
+
+Introduced in chapter 1 (ch-prefill-decode) as two bounds; developed in chapter 4 (ch-roofline).
 """
 
 from __future__ import annotations
 
-from infer_lib.accounting import weight_bytes, weight_flops_per_token
-from infer_lib.checks import require_positive_int, require_positive_number
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from infer_lib.accounting import kv_bytes_per_token, num_active_params, weight_bytes
+from infer_lib.checks import require_positive_number
+from infer_lib.costs import Operation, by_part, decode_operations, prefill_operations, sum_bytes, sum_flops
 from infer_lib.hardware import Chip
 from infer_lib.models import ModelConfig
 
 
+def attainable_flops_per_s(chip: Chip, intensity_flops_per_byte: float, dtype: str = "bf16") -> float:
+    """Attainable FLOP/s at an arithmetic intensity: min(peak FLOP/s, intensity x bandwidth).
+
+    Introduced in chapter 4 (ch-roofline).
+    """
+    require_positive_number("intensity_flops_per_byte", intensity_flops_per_byte)
+    return min(chip.peak_flops_per_s(dtype), intensity_flops_per_byte * chip.memory_bytes_per_s)
+
+
+def ridge_point_flops_per_byte(chip: Chip, dtype: str = "bf16") -> float:
+    """The intensity where the roofs meet: peak FLOP/s / bandwidth (295 FLOP/byte for an H100 in BF16)."""
+    return chip.ridge_point_flops_per_byte(dtype)
+
+
 def compute_time_s(flops: float, chip: Chip, dtype: str = "bf16") -> float:
     """Seconds to do ``flops`` at the chip's dense peak: flops / peak FLOP/s."""
-    require_positive_number("flops", flops)
+    if flops < 0:
+        raise ValueError(f"flops must be >= 0, got {flops!r}.")
     return flops / chip.peak_flops_per_s(dtype)
 
 
 def memory_time_s(num_bytes: float, chip: Chip) -> float:
-    """Seconds to read ``num_bytes`` at the chip's peak memory bandwidth: bytes / (bytes/s)."""
-    require_positive_number("num_bytes", num_bytes)
+    """Seconds to move ``num_bytes`` at the chip's peak memory bandwidth: bytes / (bytes/s)."""
+    if num_bytes < 0:
+        raise ValueError(f"num_bytes must be >= 0, got {num_bytes!r}.")
     return num_bytes / chip.memory_bytes_per_s
 
 
-def step_time_lower_bound_s(model: ModelConfig, chip: Chip, num_tokens: int,
-                            dtype: str = "bf16", bytes_per_param: float = 2) -> float:
-    """Fastest possible forward step over ``num_tokens`` tokens, weights only:
-    max(2 * params * tokens / peak FLOP/s, weight bytes / bandwidth).
+@dataclass(frozen=True)
+class StepEstimate:
+    """Roofline estimate of one step: compute time, memory time, and the slower of the two.
 
-    Ignores attention over the cache and assumes the weights fit on the chip
-    (or that ``chip`` stands for a group of chips sharing the work evenly).
+    ``by_part`` maps each part of the step (``infer_lib.costs.PARTS``) to its (FLOPs, bytes).
     """
-    require_positive_int("num_tokens", num_tokens)
-    flops = weight_flops_per_token(model) * num_tokens
-    return max(compute_time_s(flops, chip, dtype),
-               memory_time_s(weight_bytes(model, bytes_per_param), chip))
+
+    flops: float
+    bytes: float
+    compute_s: float
+    memory_s: float
+    operations: tuple[Operation, ...] = field(repr=False)
+
+    @property
+    def time_s(self) -> float:
+        """The step's lower bound: max(compute time, memory time)."""
+        return max(self.compute_s, self.memory_s)
+
+    @property
+    def bound(self) -> str:
+        """'compute' or 'memory': which roof sets the step time."""
+        return "compute" if self.compute_s >= self.memory_s else "memory"
+
+    @property
+    def intensity_flops_per_byte(self) -> float:
+        """The whole step's FLOPs per byte moved."""
+        return self.flops / self.bytes
+
+    @property
+    def by_part(self) -> dict[str, tuple[float, float]]:
+        """(FLOPs, bytes) per part of the step."""
+        return by_part(self.operations)
 
 
-def tokens_where_compute_equals_memory(model: ModelConfig, chip: Chip, dtype: str = "bf16",
-                                       bytes_per_param: float = 2) -> float:
-    """Tokens per step at which weight FLOPs take as long as reading the weights once.
+def estimate_step(operations: Sequence[Operation], chip: Chip, dtype: str = "bf16") -> StepEstimate:
+    """Roofline estimate of a step made of ``operations`` (from ``infer_lib.costs``) on ``chip``."""
+    flops, num_bytes = sum_flops(operations), sum_bytes(operations)
+    return StepEstimate(flops=flops, bytes=num_bytes, compute_s=compute_time_s(flops, chip, dtype),
+                        memory_s=memory_time_s(num_bytes, chip), operations=tuple(operations))
 
-    Below it a step is memory-bound (decode, with one token per sequence); above
-    it compute-bound (prefill of a long prompt).
+
+def estimate_decode_step(model: ModelConfig, chip: Chip, batch_size: int, context_tokens: int,
+                         bytes_per_param: float = 2, bytes_per_kv_value: float = 2,
+                         dtype: str = "bf16") -> StepEstimate:
+    """Roofline estimate of one decode step of ``batch_size`` sequences with ``context_tokens`` cached each.
+
+    Introduced in chapter 4 (ch-roofline).
     """
-    flops_per_token_s = compute_time_s(weight_flops_per_token(model), chip, dtype)
-    return memory_time_s(weight_bytes(model, bytes_per_param), chip) / flops_per_token_s
+    ops = decode_operations(model, batch_size, context_tokens, bytes_per_param=bytes_per_param,
+                            bytes_per_kv_value=bytes_per_kv_value)
+    return estimate_step(ops, chip, dtype)
+
+
+def estimate_prefill(model: ModelConfig, chip: Chip, prompt_tokens: int, batch_size: int = 1,
+                     bytes_per_param: float = 2, bytes_per_kv_value: float = 2,
+                     dtype: str = "bf16") -> StepEstimate:
+    """Roofline estimate of the prefill of ``batch_size`` prompts of ``prompt_tokens`` tokens.
+
+    Introduced in chapter 4 (ch-roofline).
+    """
+    ops = prefill_operations(model, prompt_tokens, batch_size, bytes_per_param=bytes_per_param,
+                             bytes_per_kv_value=bytes_per_kv_value)
+    return estimate_step(ops, chip, dtype)
+
+
+def decode_step_time_s(model: ModelConfig, chip: Chip, batch_size: int, context_tokens: int,
+                       bytes_per_param: float = 2, bytes_per_kv_value: float = 2,
+                       dtype: str = "bf16") -> float:
+    """Lower bound on one decode step in seconds: max(compute time, memory time), counting weights
+    the step uses, the KV it reads and writes, and the attention FLOPs.
+
+    For an MoE model at batch > 1 the expert bytes are an expectation under random routing.
+    Introduced in chapter 1 (ch-prefill-decode); explained in chapter 4 (ch-roofline).
+    """
+    return estimate_decode_step(model, chip, batch_size, context_tokens, bytes_per_param,
+                                bytes_per_kv_value, dtype).time_s
+
+
+def prefill_time_s(model: ModelConfig, chip: Chip, prompt_tokens: int, batch_size: int = 1,
+                   bytes_per_param: float = 2, bytes_per_kv_value: float = 2, dtype: str = "bf16") -> float:
+    """Lower bound on a prefill in seconds: max(compute time, memory time), causal attention
+    FLOPs included and the LM head on the last position only.
+
+    Introduced in chapter 1 (ch-prefill-decode); explained in chapter 4 (ch-roofline).
+    """
+    return estimate_prefill(model, chip, prompt_tokens, batch_size, bytes_per_param,
+                            bytes_per_kv_value, dtype).time_s
+
+
+def decode_weight_bytes(model: ModelConfig, bytes_per_param: float = 2) -> float:
+    """Bytes of weights one decode step at batch 1 reads: every weight it multiplies with
+    (routed experts: only the k a token picks) plus one embedding row — not the embedding table.
+    """
+    require_positive_number("bytes_per_param", bytes_per_param)
+    # A tied table is counted once, as the LM head; an untied one is left out but for the gathered row.
+    return (num_active_params(model, include_embedding=False) + model.d_model) * bytes_per_param
+
+
+def weights_only_decode_time_s(model: ModelConfig, chip: Chip, bytes_per_param: float = 2) -> float:
+    """Weights-only bound on a decode step at batch 1: :func:`decode_weight_bytes` / bandwidth.
+
+    Leaves out the KV cache the step reads, so it holds only while the context is short:
+    :func:`decode_step_time_s` counts both. Introduced in chapter 1 (ch-prefill-decode).
+    """
+    return memory_time_s(decode_weight_bytes(model, bytes_per_param), chip)
+
+
+def critical_batch_size(chip: Chip, dtype: str = "bf16", bytes_per_param: float = 2) -> float:
+    """Batch at which a decode step's weight matmuls take as long to compute as to read their weights.
+
+    A weight matmul over B tokens does 2·B FLOPs per weight read of ``bytes_per_param``
+    bytes: intensity 2·B / bytes_per_param. It reaches the ridge point at
+    B = ridge x bytes_per_param / 2 (295 sequences for BF16 on an H100). Attention and the
+    KV are not included: they add bytes without reuse, so the whole step turns
+    compute-bound later, if ever. Introduced in chapter 4 (ch-roofline).
+    """
+    require_positive_number("bytes_per_param", bytes_per_param)
+    return chip.ridge_point_flops_per_byte(dtype) * bytes_per_param / 2
+
+
+def kv_tokens_matching_weights(model: ModelConfig, bytes_per_param: float = 2,
+                               bytes_per_kv_value: float = 2) -> float:
+    """Cached tokens (summed over all sequences) whose KV bytes equal the bytes of all the weights:
+    weight_bytes / kv_bytes_per_token.
+
+    Past this many tokens in the batch's caches, the KV outweighs the weights. Uses the
+    full-context rate of every layer (``accounting.kv_bytes_per_token``).
+    Introduced in chapter 4 (ch-roofline).
+    """
+    return weight_bytes(model, bytes_per_param) / kv_bytes_per_token(model, bytes_per_kv_value)
+

@@ -30,7 +30,9 @@ def step_shapes(config: HasShapes, batch_size: int, new_tokens: int,
 
     Prefill has ``new_tokens`` = prompt length (S) and ``cached_tokens`` = 0;
     decode has ``new_tokens`` = 1 and ``cached_tokens`` = T, the context so far.
-    Weight matmuls see the activations flattened to (B*S, D).
+    Weight matmuls see the activations flattened to (B*S, D). Logits are computed
+    only at the last position of each sequence, where the next token is sampled:
+    (B, V), in prefill as in decode.
     """
     b = require_positive_int("batch_size", batch_size)
     s = require_positive_int("new_tokens", new_tokens)
@@ -45,5 +47,5 @@ def step_shapes(config: HasShapes, batch_size: int, new_tokens: int,
         "keys K and values V (whole cache)": (b, t, k, hd),
         "attention scores QK^T": (b, h, s, t),
         "FFN hidden (gate, up)": (b, s, config.ffn_dim),
-        "logits": (b, s, config.vocab_size),
+        "logits (last position only)": (b, config.vocab_size),
     }

@@ -21,7 +21,7 @@ def test_unknown_dtype_lists_allowed_values():
 
 
 def test_unknown_chip_lists_catalogue():
-    with pytest.raises(ValueError, match="allowed values: B200, H100 SXM, H200, MI300X"):
+    with pytest.raises(ValueError, match="allowed values: A100 80GB, B200, H100 SXM, H200, MI300X"):
         get_chip("A100")
 
 

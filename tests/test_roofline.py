@@ -1,49 +1,120 @@
-"""Step-time lower bounds: compute-bound for long prompts, memory-bound for one token."""
+"""The roofline: attainable FLOP/s, ridge points, and step-time lower bounds."""
 
 import pytest
 
-from infer_lib.accounting import num_params
-from infer_lib.hardware import get_chip
-from infer_lib.models import get_model
+import infer_lib as il
+from infer_lib.hardware import CHIPS, Chip, get_chip
+from infer_lib.models import MODELS, get_model
 from infer_lib.roofline import (
+    attainable_flops_per_s,
     compute_time_s,
+    critical_batch_size,
+    decode_weight_bytes,
+    estimate_decode_step,
+    estimate_prefill,
+    kv_tokens_matching_weights,
     memory_time_s,
-    step_time_lower_bound_s,
-    tokens_where_compute_equals_memory,
+    ridge_point_flops_per_byte,
+    weights_only_decode_time_s,
 )
 
 H100 = get_chip("H100 SXM")
 LLAMA_8B = get_model("Llama 3.1 8B")
 
-
-def test_decode_of_llama_8b_on_h100_reads_16_gb_in_about_4_8_ms():
-    # 8,030,261,248 params * 2 B / 3.35e12 B/s
-    expected = 8_030_261_248 * 2 / 3.35e12
-    assert step_time_lower_bound_s(LLAMA_8B, H100, num_tokens=1) == pytest.approx(expected)
-    assert expected == pytest.approx(4.79e-3, rel=1e-2)
+# Ridge points from the datasheets' dense peaks and bandwidths, computed by hand (FLOP/byte).
+RIDGES_BF16 = {"H100 SXM": 989.4 / 3.35, "H200": 989.4 / 4.8, "B200": 2250 / 8, "MI300X": 1307.4 / 5.3,
+               "A100 80GB": 312 / 2.039}
 
 
-def test_long_prefill_is_compute_bound():
-    tokens = 4096
-    bound = step_time_lower_bound_s(LLAMA_8B, H100, num_tokens=tokens)
-    memory_only = memory_time_s(num_params(LLAMA_8B) * 2, H100)
-    assert bound > memory_only
-    # ~2 FLOPs per parameter per token (embedding excluded) at 989.4 TFLOP/s
-    assert bound == pytest.approx(2 * (num_params(LLAMA_8B) - 128_256 * 4096) * tokens / 989.4e12, rel=1e-3)
+@pytest.mark.parametrize("name, ridge", RIDGES_BF16.items())
+def test_ridge_points(name, ridge):
+    assert ridge_point_flops_per_byte(get_chip(name)) == pytest.approx(ridge)
 
 
-def test_crossover_is_near_the_ridge_point():
-    # 2 FLOPs per matmul weight and 2 bytes per weight put the crossover at the ridge
-    # point, scaled up by all weights / matmul weights (the embedding is read, not multiplied).
-    m = LLAMA_8B
-    matmul_params = num_params(m) - m.vocab_size * m.d_model - (2 * m.num_layers + 1) * m.d_model
-    expected = H100.ridge_point_flops_per_byte("bf16") * num_params(m) / matmul_params
-    assert tokens_where_compute_equals_memory(m, H100) == pytest.approx(expected)
-    assert 295 < expected < 320
+def test_h100_ridge_is_295_not_the_sparse_590():
+    assert ridge_point_flops_per_byte(H100) == pytest.approx(295.3, abs=0.05)
+
+
+def test_attainable_is_the_lower_roof():
+    assert attainable_flops_per_s(H100, 1.0) == pytest.approx(3.35e12)          # memory roof
+    assert attainable_flops_per_s(H100, 10_000.0) == pytest.approx(989.4e12)    # compute roof
+    ridge = ridge_point_flops_per_byte(H100)
+    assert attainable_flops_per_s(H100, ridge) == pytest.approx(989.4e12)
+
+
+def test_weights_only_decode_of_llama_8b_is_4_48_ms():
+    # (8,030,261,248 - 128,256 * 4096 + 4096) params * 2 B / 3.35e12 B/s: the table is gathered, one row
+    expected_s = (8_030_261_248 - 128_256 * 4096 + 4096) * 2 / 3.35e12
+    assert weights_only_decode_time_s(LLAMA_8B, H100) == pytest.approx(expected_s)
+    assert expected_s == pytest.approx(4.48e-3, rel=1e-3)
+    assert 1 / expected_s == pytest.approx(223, abs=0.5)
+
+
+def test_full_decode_bound_adds_the_kv_read_and_is_memory_bound():
+    short = estimate_decode_step(LLAMA_8B, H100, batch_size=1, context_tokens=0)
+    long = estimate_decode_step(LLAMA_8B, H100, batch_size=1, context_tokens=8192)
+    assert short.bound == long.bound == "memory"
+    assert short.time_s >= weights_only_decode_time_s(LLAMA_8B, H100)
+    kv_s = 8192 * 131_072 / 3.35e12
+    assert long.time_s - short.time_s == pytest.approx(kv_s, rel=1e-3)
+
+
+def test_critical_batch_is_the_ridge_point_for_two_byte_weights():
+    assert critical_batch_size(H100) == pytest.approx(295.3, abs=0.05)
+    # FP8 weights: 1 byte per weight, twice the peak -> the same batch
+    assert critical_batch_size(H100, "fp8", bytes_per_param=1) == pytest.approx(295.3, abs=0.1)
+
+
+def test_the_ffn_turns_compute_bound_at_the_critical_batch():
+    below = estimate_decode_step(LLAMA_8B, H100, 250, 0)
+    above = estimate_decode_step(LLAMA_8B, H100, 350, 0)
+    ffn_below, ffn_above = below.by_part["ffn"], above.by_part["ffn"]
+    assert ffn_below[0] / ffn_below[1] < ridge_point_flops_per_byte(H100) < ffn_above[0] / ffn_above[1]
+
+
+def test_long_prefill_is_compute_bound_and_counts_causal_attention():
+    s = 4096
+    estimate = estimate_prefill(LLAMA_8B, H100, s)
+    assert estimate.bound == "compute"
+    body = 32 * (2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14_336)
+    flops = 2 * s * body + 4 * 32 * 128 * (s * (s + 1) // 2) * 32 + 2 * 4096 * 128_256
+    assert estimate.compute_s == pytest.approx(flops / 989.4e12)
+
+
+def test_kv_passes_the_weights_of_llama_70b_at_431k_tokens():
+    # 141,107,412,992 B of weights / 327,680 B per token
+    assert kv_tokens_matching_weights(get_model("Llama 3.1 70B")) == pytest.approx(430_625.65, abs=0.01)
+
+
+def test_moe_decode_reads_only_active_weights_at_batch_one():
+    m = get_model("gpt-oss-120b")
+    # gpt-oss model card: 5.13B active (unembedding counted, embedding not), one embedding row gathered.
+    assert decode_weight_bytes(m) == (5_132_849_472 + 2880) * 2
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("chip_name", sorted(CHIPS))
+def test_bounds_grow_with_context_and_batch_for_every_model_and_chip(name, chip_name):
+    m, chip = get_model(name), get_chip(chip_name)
+    t = [il.decode_step_time_s(m, chip, b, c) for b, c in ((1, 0), (1, 4096), (8, 4096))]
+    assert t[0] < t[1] < t[2]
+    assert il.prefill_time_s(m, chip, 1024) < il.prefill_time_s(m, chip, 4096)
+
+
+def test_a_readers_own_chip():
+    mine = Chip(name="my chip", dense_flops_per_s={"bf16": 100e12}, memory_bytes=32e9, memory_bytes_per_s=1e12,
+                power_w=300, source="my datasheet", bibkey="")
+    assert ridge_point_flops_per_byte(mine) == pytest.approx(100)
+    assert il.decode_step_time_s(LLAMA_8B, mine, 1, 0) == pytest.approx(
+        estimate_decode_step(LLAMA_8B, mine, 1, 0).memory_s)
 
 
 def test_bad_inputs():
-    with pytest.raises(ValueError, match="num_tokens"):
-        step_time_lower_bound_s(LLAMA_8B, H100, num_tokens=0)
     with pytest.raises(ValueError, match="flops"):
         compute_time_s(-1.0, H100)
+    with pytest.raises(ValueError, match="num_bytes"):
+        memory_time_s(-1.0, H100)
+    with pytest.raises(ValueError, match="intensity"):
+        attainable_flops_per_s(H100, 0)
+    with pytest.raises(ValueError, match="fp4"):
+        critical_batch_size(H100, "fp4")

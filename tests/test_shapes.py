@@ -15,7 +15,8 @@ def test_prefill_and_decode_shapes_of_llama_70b():
     assert decode["hidden state x"] == (1, 1, 8192)
     assert decode["keys K and values V (whole cache)"] == (1, 6, 8, 128)
     assert decode["attention scores QK^T"] == (1, 64, 1, 6)
-    assert decode["logits"] == (1, 1, 128_256)
+    # logits only where a token is sampled: the last position, in prefill as in decode
+    assert decode["logits (last position only)"] == prefill["logits (last position only)"] == (1, 128_256)
 
 
 def test_batch_flattens_into_the_matmul_rows():
