@@ -43,10 +43,10 @@ $(WIDGETS_STAMP): $(NODE_STAMP) $(VENV_STAMP) scripts/vendor_widgets.py
 chromium:
 	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
 
-# The execution cache is keyed on infer_lib and the lock file: a change to
-# either re-executes every chapter, so stale outputs are never published.
+# The execution cache is keyed on every file under infer_lib (model configs included) and the
+# lock file: a change to either re-executes every chapter, so stale outputs are never published.
 define clear_stale_cache
-	key=$$(cat infer_lib/*.py infer_lib/data/* requirements.lock 2>/dev/null | sha256sum | cut -c1-16); \
+	key=$$( { find infer_lib -type f ! -path '*/__pycache__/*' | LC_ALL=C sort | xargs cat; cat requirements.lock; } | sha256sum | cut -c1-16); \
 	if [ "$$(cat _build/.cache_key 2>/dev/null)" != "$$key" ]; then \
 	  rm -rf _build/.jupyter_cache; mkdir -p _build; echo "$$key" > _build/.cache_key; fi
 endef
