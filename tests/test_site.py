@@ -182,6 +182,29 @@ def test_chapter_page_fits_budget(chapter: Path) -> None:
     )
 
 
+#: What every chapter page carries besides prose: a labelled section, a figure with alt
+#: text, a slider that works without a kernel, dropdown answers, and a graded exercise.
+CHAPTER_PAGE_PARTS = {
+    "learning objectives": "After this chapter you can",
+    "a slider": "infer-frames-slider",
+    "practice answers": "dropdown",
+    "a summary": 'id="summary"',
+    "a graded exercise": "exercises/ex0",
+}
+
+
+@requires_site
+@pytest.mark.parametrize("chapter", CHAPTER_SOURCES, ids=lambda p: p.relative_to(REPO_ROOT).as_posix())
+def test_chapter_page_has_every_part_of_a_chapter(chapter: Path) -> None:
+    text = (SITE / chapter.relative_to(REPO_ROOT).with_suffix(".html")).read_text(encoding="utf-8")
+    missing = [part for part, marker in CHAPTER_PAGE_PARTS.items() if marker not in text]
+    assert not missing, f"{chapter.name} lacks {missing}"
+    images = re.findall(r"<img\b[^>]*>", text)
+    assert images, f"{chapter.name} has no figure"
+    no_alt = [tag[:80] for tag in images if not re.search(r'\balt="[^"]+"', tag)]
+    assert not no_alt, f"{chapter.name}: figures without alt text: {no_alt}"
+
+
 @requires_site
 def test_widget_javascript_only_on_widget_pages_and_once() -> None:
     """Widget JS loads once, in order, on widget pages only.
