@@ -26,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from infer_lib.transformer import KVCache, Transformer
+from infer_lib.cache import KVCache
+from infer_lib.transformer import Transformer
 
 
 @dataclass(frozen=True)

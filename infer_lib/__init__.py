@@ -10,6 +10,9 @@ Each module holds one concept and is readable top to bottom:
 - ``costs``       -- FLOPs and bytes of every operation of a prefill or decode step
 - ``roofline``    -- attainable FLOP/s, ridge points, step-time lower bounds
 - ``tokenizer``   -- the word-level tokenizer of the course's tiny model
+- ``layers``      -- RMSNorm, RoPE, softmax, linear, SwiGLU: the numpy model's building blocks
+- ``attention``   -- MHA/GQA/MQA, sliding-window and MLA attention layers, each with prefill and decode
+- ``cache``       -- dense per-sequence KV caches: the model's, and one per attention variant
 - ``transformer`` -- a numpy Llama-style decoder that really runs prefill and decode
 - ``sampling``    -- greedy and temperature sampling
 - ``timing``      -- TTFT and TPOT measured on the reader's machine

@@ -16,6 +16,11 @@ matrix, so a decode step makes four large matrix products per layer.
 Arrays are computed in the dtype of the weights (float32 or float64); logits
 come back in that dtype.
 
+This module holds the configuration, the weights and the model; the building
+blocks live in ``infer_lib.layers``, the attention product and its mask in
+``infer_lib.attention``, and the KV cache (``KVCache``, importable from here
+too) in ``infer_lib.cache``.
+
 Introduced in chapter 1 (ch-prefill-decode).
 """
 
@@ -29,12 +34,15 @@ from typing import Any
 
 import numpy as np
 
+from infer_lib.attention import attention_mask, grouped_query_attention
+from infer_lib.cache import KVCache
 from infer_lib.checks import (
     require_divisible,
     require_non_negative_int,
     require_positive_int,
     require_positive_number,
 )
+from infer_lib.layers import apply_rope, linear, rms_norm, rope_tables, swiglu_ffn_fused
 from infer_lib.tokenizer import Tokenizer, load_tokenizer
 
 
@@ -82,149 +90,7 @@ class TransformerConfig:
         return (self.num_heads + 2 * self.num_kv_heads) * self.head_dim
 
 
-# ---------------------------------------------------------------- building blocks
-
-
-def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
-    """RMSNorm over the last axis: x / sqrt(mean(x**2) + eps) * weight.
-
-    x: (..., d_model); weight: (d_model,) -> (..., d_model).
-
-    Introduced in chapter 1 (ch-prefill-decode).
-    """
-    mean_square = np.mean(np.square(x), axis=-1, keepdims=True)
-    return x * (1.0 / np.sqrt(mean_square + eps)) * weight
-
-
-def rope_tables(max_seq_len: int, head_dim: int, theta: float, dtype: Any = np.float64) -> tuple[np.ndarray, np.ndarray]:
-    """Cosine and sine tables of rotary position embeddings, each (max_seq_len, head_dim // 2).
-
-    angle[p, i] = p * theta ** (-2 i / head_dim); returns (cos(angle), sin(angle)).
-    Angles are computed in float64 and only then cast, so float32 models get
-    the correctly rounded table.
-
-    Introduced in chapter 1 (ch-prefill-decode).
-    """
-    require_positive_int("max_seq_len", max_seq_len)
-    require_positive_int("head_dim", head_dim)
-    require_divisible("head_dim", head_dim, "the RoPE pair size", 2)
-    inverse_frequency = theta ** (-np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
-    angle = np.arange(max_seq_len, dtype=np.float64)[:, None] * inverse_frequency[None, :]
-    return np.cos(angle).astype(dtype), np.sin(angle).astype(dtype)
-
-
-def apply_rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
-    """Rotate feature pairs (i, i + head_dim/2) of x by the angles in cos, sin.
-
-    x: (..., head_dim); cos, sin: broadcastable to (..., head_dim // 2).
-    out[:half] = x1 * cos - x2 * sin; out[half:] = x2 * cos + x1 * sin
-    (the "rotate half" layout used by Llama checkpoints).
-
-    Introduced in chapter 1 (ch-prefill-decode).
-    """
-    half = x.shape[-1] // 2
-    x1 = x[..., :half]
-    x2 = x[..., half:]
-    return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
-
-
-def attention_mask(query_positions: np.ndarray, key_lengths: np.ndarray, num_keys: int) -> np.ndarray:
-    """Causal + length mask, bool (batch, num_queries, num_keys); True = key is visible.
-
-    Key j is visible to a query at position p of sequence b iff j <= p and j < key_lengths[b].
-    query_positions: (batch, num_queries) int; key_lengths: (batch,) int.
-
-    Introduced in chapter 1 (ch-prefill-decode).
-    """
-    key_positions = np.arange(num_keys)
-    causal = key_positions[None, None, :] <= query_positions[:, :, None]
-    in_length = key_positions[None, None, :] < key_lengths[:, None, None]
-    return causal & in_length
-
-
-def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    """Softmax along ``axis``: exp(x - max) / sum(exp(x - max)); -inf entries get probability 0.
-
-    Introduced in chapter 1 (ch-prefill-decode).
-    """
-    shifted = x - np.max(x, axis=axis, keepdims=True)
-    weights = np.exp(shifted)
-    return weights / np.sum(weights, axis=axis, keepdims=True)
-
-
-def grouped_query_attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Scaled dot-product attention where groups of query heads share one K/V head.
-
-    q: (batch, num_heads, num_queries, head_dim)
-    k, v: (batch, num_kv_heads, num_keys, head_dim)
-    mask: bool (batch, num_queries, num_keys), True = visible; every query needs one visible key.
-    Query head h reads K/V head h // (num_heads // num_kv_heads).
-    out = softmax(q k^T / sqrt(head_dim), masked) v  ->  (batch, num_heads, num_queries, head_dim)
-
-    Introduced in chapter 1 (ch-prefill-decode).
-    """
-    batch, num_heads, num_queries, head_dim = q.shape
-    num_kv_heads, num_keys = k.shape[1], k.shape[2]
-    group_size = num_heads // num_kv_heads
-    # Stack each group's queries as extra rows, so one batched matmul per K/V
-    # head serves the whole group without copying K or V.
-    q_grouped = q.reshape(batch, num_kv_heads, group_size * num_queries, head_dim)
-    scores = np.matmul(q_grouped, np.swapaxes(k, -1, -2))
-    scores = scores.reshape(batch, num_kv_heads, group_size, num_queries, num_keys)
-    scores *= 1.0 / float(np.sqrt(head_dim))
-    scores = np.where(mask[:, None, None, :, :], scores, -np.inf)
-    probs = softmax(scores, axis=-1).reshape(batch, num_kv_heads, group_size * num_queries, num_keys)
-    out = np.matmul(probs, v)
-    return out.reshape(batch, num_heads, num_queries, head_dim)
-
-
-def linear(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    """Matrix product with a (out_features, in_features) weight: x @ weight.T.
-
-    x: (..., in_features) -> (..., out_features).
-    Leading axes are flattened first so BLAS reads the weight once for all
-    rows; numpy would otherwise call BLAS once per leading index and read the
-    whole weight each time (batch times the memory traffic in decode).
-
-    Introduced in chapter 1 (ch-prefill-decode).
-    """
-    rows = x.reshape(-1, x.shape[-1])
-    return (rows @ weight.T).reshape(*x.shape[:-1], weight.shape[0])
-
-
-def silu(x: np.ndarray) -> np.ndarray:
-    """SiLU activation: x * sigmoid(x) = x * (1 + tanh(x / 2)) / 2.
-
-    Introduced in chapter 1 (ch-prefill-decode).
-    """
-    # The tanh form is exact and never overflows, unlike 1 / (1 + exp(-x)) for x << 0.
-    return x * (0.5 + 0.5 * np.tanh(0.5 * x))
-
-
-def swiglu_ffn(x: np.ndarray, w_gate: np.ndarray, w_up: np.ndarray, w_down: np.ndarray) -> np.ndarray:
-    """SwiGLU feed-forward: (silu(x W_gate^T) * (x W_up^T)) W_down^T.
-
-    x: (..., d_model); w_gate, w_up: (ffn_dim, d_model); w_down: (d_model, ffn_dim) -> (..., d_model).
-
-    Introduced in chapter 1 (ch-prefill-decode).
-    """
-    return linear(silu(linear(x, w_gate)) * linear(x, w_up), w_down)
-
-
-def swiglu_ffn_fused(x: np.ndarray, w_gate_up: np.ndarray, w_down: np.ndarray) -> np.ndarray:
-    """SwiGLU feed-forward with gate and up stacked in one matrix (one matrix product instead of two).
-
-    x: (..., d_model); w_gate_up: (2 * ffn_dim, d_model), gate rows first; w_down: (d_model, ffn_dim).
-    Same result as swiglu_ffn(x, w_gate_up[:ffn_dim], w_gate_up[ffn_dim:], w_down).
-
-    Introduced in chapter 1 (ch-prefill-decode).
-    """
-    ffn_dim = w_down.shape[1]
-    gate_up = linear(x, w_gate_up)
-    return linear(silu(gate_up[..., :ffn_dim]) * gate_up[..., ffn_dim:], w_down)
-
-
-# ---------------------------------------------------------------- weights and cache
+# ---------------------------------------------------------------- weights
 
 
 @dataclass
@@ -299,46 +165,6 @@ def expected_shapes(config: TransformerConfig) -> dict[str, tuple[int, ...]]:
         shapes[f"layers.{index}.w_gate_up"] = (2 * c.ffn_dim, c.d_model)
         shapes[f"layers.{index}.w_down"] = (c.d_model, c.ffn_dim)
     return shapes
-
-
-@dataclass
-class KVCache:
-    """Keys and values of every cached token, per layer and sequence.
-
-    k, v: (num_layers, batch, num_kv_heads, max_seq_len, head_dim)
-    lengths: (batch,) int64, tokens already cached per sequence; slots at or
-    beyond a sequence's length hold stale numbers that attention never reads.
-
-    Introduced in chapter 1 (ch-prefill-decode).
-    """
-
-    k: np.ndarray
-    v: np.ndarray
-    lengths: np.ndarray
-
-    @property
-    def batch_size(self) -> int:
-        """Number of sequences the cache holds.
-
-        Introduced in chapter 1 (ch-prefill-decode).
-        """
-        return self.k.shape[1]
-
-    @property
-    def max_seq_len(self) -> int:
-        """Token slots per sequence.
-
-        Introduced in chapter 1 (ch-prefill-decode).
-        """
-        return self.k.shape[3]
-
-    @property
-    def nbytes(self) -> int:
-        """Bytes allocated for keys and values (all slots, used or not).
-
-        Introduced in chapter 1 (ch-prefill-decode).
-        """
-        return self.k.nbytes + self.v.nbytes
 
 
 # ---------------------------------------------------------------- the model
