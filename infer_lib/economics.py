@@ -42,21 +42,37 @@ PODCAST_LPDDR_CARD_BYTES_PER_S_CLAIM = DataPoint(
     "memory bandwidth of an LPDDR inference card, as quoted in the podcast", 546e9, "bytes/s", "2026",
     "podcast with the CTO of HyperAccel", "hyperaccelpodcast")
 
-# Claims made by the podcast guest (an inference-chip CTO); estimates, not audited figures.
-FRONTIER_REVENUE_GROWTH_PER_YEAR = DataPoint(
-    "frontier-lab revenue growth per year (speaker's estimate)", 10.0, "x/year", "2026",
+# Claims made by the podcast guest (an inference-chip CTO); estimates, not audited figures. He
+# quotes the revenue figure from the Dwarkesh Podcast and puts it beside the compute figure.
+ANTHROPIC_REVENUE_GROWTH_PER_YEAR = DataPoint(
+    "Anthropic's revenue growth per year, three years running (podcast guest quoting the Dwarkesh Podcast)",
+    10.0, "x/year", "2026", "podcast with the CTO of HyperAccel", "hyperaccelpodcast")
+ANTHROPIC_REVENUE_GROWTH_YEARS_RUNNING = DataPoint(
+    "years in a row of that revenue growth (same quotation)", 3.0, "years", "2026",
     "podcast with the CTO of HyperAccel", "hyperaccelpodcast")
 COMPUTE_GROWTH_PER_YEAR = DataPoint(
-    "frontier-lab compute growth per year (speaker's estimate)", 3.0, "x/year", "2026",
+    "frontier labs' compute growth per year (podcast guest's figure)", 3.0, "x/year", "2026",
     "podcast with the CTO of HyperAccel", "hyperaccelpodcast")
 
-# Anthropic's "fast mode" for Claude Opus 4.6 (prompts up to 200K tokens).
+# Anthropic's "fast mode" for Claude Opus 4.6. The two prices compare at prompts of up to
+# 200K tokens; longer prompts are priced higher.
 FAST_MODE_SPEEDUP = DataPoint("fast mode output speed-up (up to)", 2.5, "x", "2026",
                               "Anthropic fast-mode documentation", "anthropicfastmode")
-FAST_MODE_PRICE_PER_MTOK = DataPoint("fast mode output price", 150.0, "USD/Mtok", "2026",
+FAST_MODE_PRICE_PER_MTOK = DataPoint("fast mode output price, prompts up to 200K tokens", 150.0, "USD/Mtok", "2026",
                                      "Anthropic fast-mode documentation", "anthropicfastmode")
-STANDARD_PRICE_PER_MTOK = DataPoint("standard output price", 25.0, "USD/Mtok", "2026",
+STANDARD_PRICE_PER_MTOK = DataPoint("standard output price, prompts up to 200K tokens", 25.0, "USD/Mtok", "2026",
                                     "Anthropic fast-mode documentation", "anthropicfastmode")
+FAST_MODE_PRICE_MAX_PROMPT_TOKENS = DataPoint("longest prompt the two output prices above apply to", 200_000.0,
+                                              "tokens", "2026", "Anthropic fast-mode documentation",
+                                              "anthropicfastmode")
+
+# An LPDDR5X memory interface like the one the podcast's inference card could use. The transfer
+# rate is LPDDR5X's top speed grade in the JEDEC standard; the bus width is not published for
+# that card: 512 bits is an assumption, chosen because with 8533 MT/s it gives exactly the
+# podcast's 546 GB/s.
+LPDDR5X_MAX_TRANSFERS_PER_S = DataPoint("LPDDR5X top data rate per pin", 8533e6, "transfers/s", "2021",
+                                        "JEDEC JESD209-5B", "jedec2021lpddr5x")
+ASSUMED_LPDDR_BUS_WIDTH_BITS = 512
 
 
 def growth_factor(before: DataPoint, after: DataPoint) -> float:

@@ -1,4 +1,4 @@
-"""Tests of the timing helpers and the straight-line latency model."""
+"""Tests of the timing helpers, the affine fit and the latency model."""
 
 from __future__ import annotations
 
@@ -7,7 +7,14 @@ import math
 import numpy as np
 import pytest
 
-from infer_lib.timing import LatencyModel, fit_latency_model, measure_decode_step_s, measure_prefill_s
+from infer_lib.timing import (
+    AffineFit,
+    LatencyModel,
+    fit_affine,
+    fit_latency_model,
+    measure_decode_step_s,
+    measure_prefill_s,
+)
 from infer_lib.transformer import load_tiny_model
 
 
@@ -68,16 +75,22 @@ def test_total_latency_sums_one_decode_step_per_extra_token() -> None:
 
 def test_fit_on_real_measurements_is_a_usable_model() -> None:
     # Real timings are noisy (other processes share the CPU), so only check
-    # what the fit guarantees for any data: finite, non-negative coefficients
-    # and positive predictions at the measured lengths.
+    # what the fit guarantees for any data: finite, non-negative coefficients,
+    # positive predictions at the measured lengths, and residuals that are
+    # exactly (fit - measured) / measured.
     model, _ = load_tiny_model()
     prompt_lens, context_lens = [4, 32, 64], [1, 31, 61]
     prefill_s = [measure_prefill_s(model, n, repeats=3) for n in prompt_lens]
     decode_step_s = [measure_decode_step_s(model, c, repeats=3) for c in context_lens]
     latency = fit_latency_model(prompt_lens, prefill_s, context_lens, decode_step_s)
-    assert all(math.isfinite(value) and value >= 0 for value in vars(latency).values())
+    coefficients = [latency.ttft_base_s, latency.ttft_per_prompt_token_s, latency.tpot_base_s, latency.tpot_per_context_token_s]
+    assert all(math.isfinite(value) and value >= 0 for value in coefficients)
     assert all(latency.ttft_s(n) > 0 for n in prompt_lens)
     assert all(latency.tpot_s(c) > 0 for c in context_lens)
+    assert latency.ttft_fit is not None and latency.tpot_fit is not None
+    assert latency.ttft_fit.ys == tuple(prefill_s) and latency.tpot_fit.xs == tuple(float(c) for c in context_lens)
+    worst = max(abs(latency.ttft_s(n) - t) / t for n, t in zip(prompt_lens, prefill_s))
+    assert latency.ttft_fit.worst_relative_residual() == pytest.approx(worst)
 
 
 def test_fit_needs_two_lengths_and_positive_times() -> None:
@@ -90,12 +103,64 @@ def test_fit_needs_two_lengths_and_positive_times() -> None:
 
 
 def test_fit_never_returns_a_negative_slope_or_intercept():
-    # Noisy measurements where a free least-squares line would slope downwards.
+    # Noisy measurements where a free least-squares line would slope downwards:
+    # the best flat line minimises sum ((a - y) / y)^2, so a = sum(1/y) / sum(1/y^2).
     latency = fit_latency_model([16, 64, 256], [0.030, 0.020, 0.010], [16, 256], [0.004, 0.004])
     assert latency.ttft_per_prompt_token_s == 0.0
-    assert latency.ttft_base_s == pytest.approx(0.020)
-    # A free fit with a negative intercept is replaced by the line through the origin.
+    expected_flat = (1 / 0.030 + 1 / 0.020 + 1 / 0.010) / (1 / 0.030**2 + 1 / 0.020**2 + 1 / 0.010**2)
+    assert latency.ttft_base_s == pytest.approx(expected_flat)
+    # Here the free fit has a negative intercept; the best line through the origin
+    # minimises sum ((b x - y) / y)^2, so b = sum(x / y) / sum(x^2 / y^2).
     latency = fit_latency_model([10, 20, 30], [0.001, 0.009, 0.012], [0, 10], [0.002, 0.003])
     assert latency.ttft_base_s == 0.0
-    assert latency.ttft_per_prompt_token_s == pytest.approx((10 * 0.001 + 20 * 0.009 + 30 * 0.012) / (100 + 400 + 900))
+    expected_slope = (10 / 0.001 + 20 / 0.009 + 30 / 0.012) / (100 / 0.001**2 + 400 / 0.009**2 + 900 / 0.012**2)
+    assert latency.ttft_per_prompt_token_s == pytest.approx(expected_slope)
     assert latency.ttft_s(1) > 0
+
+
+def test_affine_fit_recovers_an_intercept() -> None:
+    # Made-up prefill times with a large fixed cost: 6 ms + 0.25 ms per token, 3% noise.
+    # A fit through the origin could not come near the short prompts; the affine fit must.
+    rng = np.random.default_rng(1)
+    lengths = np.array([16, 32, 64, 128, 256, 512])
+    times_s = (6e-3 + 2.5e-4 * lengths) * (1 + 0.03 * rng.uniform(-1, 1, lengths.size))
+    fit = fit_affine("prompt_lens", lengths.tolist(), "prefill_s", times_s.tolist())
+    assert fit.intercept == pytest.approx(6e-3, rel=0.15)
+    assert fit.slope == pytest.approx(2.5e-4, rel=0.05)
+    assert fit.worst_relative_residual() < 0.06  # noise of 3% either way, and a good line
+
+
+def test_worst_relative_residual_by_hand() -> None:
+    # Line y = 1 + x at x = 1, 2, 4 gives 2, 3, 5 against measured 2.5, 3, 4:
+    # residuals (2 - 2.5) / 2.5 = -0.2, 0, (5 - 4) / 4 = +0.25; the worst is 0.25.
+    fit = AffineFit(intercept=1.0, slope=1.0, xs=(1.0, 2.0, 4.0), ys=(2.5, 3.0, 4.0))
+    np.testing.assert_allclose(fit.relative_residuals(), [-0.2, 0.0, 0.25])
+    assert fit.worst_relative_residual() == pytest.approx(0.25)
+    assert fit.predict(10) == pytest.approx(11.0)
+    # A worst residual below the line counts by its size, not its sign.
+    low = AffineFit(intercept=0.0, slope=1.0, xs=(1.0, 2.0), ys=(2.0, 2.0))
+    assert low.worst_relative_residual() == pytest.approx(0.5)
+
+
+def test_affine_fit_rejects_bad_lengths() -> None:
+    with pytest.raises(ValueError, match="prompt_lens must be finite token counts"):
+        fit_affine("prompt_lens", [-1, 4], "prefill_s", [0.1, 0.2])
+
+
+def test_token_times_step_through_the_growing_cache() -> None:
+    latency = LatencyModel(ttft_base_s=0.01, ttft_per_prompt_token_s=0.001, tpot_base_s=0.02, tpot_per_context_token_s=0.0001)
+    # Naive loop: prefill of 30 tokens, then one step per extra token with 30, 31, ... cached.
+    expected, now_s = [], 0.01 + 0.001 * 30
+    expected.append(now_s)
+    for context in range(30, 36):
+        now_s += 0.02 + 0.0001 * context
+        expected.append(now_s)
+    times = latency.token_times_s(30, 7)
+    np.testing.assert_allclose(times, expected)
+    assert times[-1] == pytest.approx(latency.total_latency_s(30, 7))
+    mean_gap = latency.mean_tpot_s(30, 7)
+    assert mean_gap == pytest.approx(np.mean(np.diff(expected)))
+    assert latency.ttft_s(30) + 6 * mean_gap == pytest.approx(latency.total_latency_s(30, 7))
+    assert latency.token_times_s(30, 1).tolist() == [pytest.approx(latency.ttft_s(30))]
+    with pytest.raises(ValueError, match="output_len must be at least 2"):
+        latency.mean_tpot_s(30, 1)

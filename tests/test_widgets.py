@@ -8,15 +8,18 @@ import ipywidgets
 import matplotlib.pyplot as plt
 import pytest
 from matplotlib.axes import Axes
+from matplotlib.figure import Figure
 from PIL import Image
 
 from infer_lib.plots import label_axes
 from infer_lib.widgets import (
     CONTAINER_CSS_CLASS,
     MAX_FRAMES,
+    PIXEL_RATIO,
     SLIDER_CSS_CLASS,
     frames_grid_sliders,
     frames_slider,
+    live_positions,
     render_frame_png,
 )
 
@@ -87,11 +90,27 @@ class TestFramesSlider:
         expected = ((model_ref(slider), "index"), (model_ref(stack), "selected_index"))
         assert expected in link_endpoints()
 
-    def test_frames_differ_and_have_the_requested_size(self) -> None:
+    def test_frames_differ_and_are_drawn_at_twice_the_shown_size(self) -> None:
         box = frames_slider(draw_line, [-2.0, 0.0, 2.0], description="slope", figsize=(5.0, 3.0), dpi=60)
         frames = [child.value for child in box.children[1].children]
         assert len(set(frames)) == 3
-        assert all(decoded(child).size == (300, 180) for child in box.children[1].children)
+        # 5 x 3 inches at 60 dpi is 300 x 180 CSS pixels; PIXEL_RATIO 2 draws 600 x 360 image pixels ...
+        assert PIXEL_RATIO == 2
+        assert all(decoded(child).size == (600, 360) for child in box.children[1].children)
+        # ... and the page shows them 300 pixels wide (not 600), shrinking on narrower screens.
+        for child in box.children[1].children:
+            assert (child.layout.width, child.layout.max_width, child.layout.height) == ("300px", "100%", "auto")
+
+    def test_pixel_ratio_one_draws_at_the_shown_size(self) -> None:
+        box = frames_slider(draw_line, [1.0, 2.0], description="slope", figsize=(5.0, 3.0), dpi=60, pixel_ratio=1)
+        assert decoded(box.children[1].children[0]).size == (300, 180)
+
+    def test_opens_on_the_requested_position(self) -> None:
+        box = frames_slider(draw_line, [1.0, 2.0, 3.0], description="slope", initial_index=2)
+        slider, stack = box.children
+        assert (slider.index, slider.value, stack.selected_index) == (2, 3.0, 2)
+        with pytest.raises(ValueError, match="initial_index must be between 0 and 2"):
+            frames_slider(draw_line, [1.0, 2.0, 3.0], description="slope", initial_index=3)
 
     def test_css_classes_for_the_browser_test(self) -> None:
         box = frames_slider(draw_line, [1.0, 2.0], description="slope")
@@ -196,6 +215,22 @@ class TestRenderFramePng:
         assert left * 8.0 == pytest.approx(0.8)
         assert bottom * 2.8 == pytest.approx(0.55)
 
+    def test_margins_can_be_set_per_widget(self) -> None:
+        positions = []
+
+        def record_position(ax: Axes, value: float) -> None:
+            positions.append(tuple(ax.get_position().bounds))
+
+        margins = {"left": 0.1, "right": 0.2, "bottom": 0.5, "top": 0.1}
+        render_frame_png(record_position, 1.0, figsize=(5.0, 2.0), margins_inches=margins)
+        left, bottom, width, height = positions[0]
+        assert (left * 5.0, bottom * 2.0) == (pytest.approx(0.1), pytest.approx(0.5))
+        assert (width * 5.0, height * 2.0) == (pytest.approx(5.0 - 0.3), pytest.approx(2.0 - 0.6))
+        with pytest.raises(ValueError, match="margins_inches must be a dict with the keys"):
+            frames_slider(draw_line, [1.0], description="slope", margins_inches={"left": 0.1})
+        with pytest.raises(ValueError, match=r"margins_inches\['top'\] must be a finite number"):
+            frames_slider(draw_line, [1.0], description="slope", margins_inches={**margins, "top": -1.0})
+
     def test_draw_receives_an_axes_and_the_value(self) -> None:
         received: list[tuple[type, object]] = []
 
@@ -236,3 +271,102 @@ class TestFramesGridSliders:
     def test_empty_columns_are_rejected(self) -> None:
         with pytest.raises(ValueError, match="columns is empty"):
             frames_grid_sliders(draw_pair, [1], [], row_description="row", column_description="column")
+
+
+def shown_png(box: ipywidgets.VBox) -> bytes:
+    """Return the PNG a live widget shows: its last child, once the slider has moved in a kernel."""
+    image = box.children[-1]
+    assert isinstance(image, ipywidgets.Image), f"expected the live image, got {type(image).__name__}"
+    return image.value
+
+
+class TestLiveRedraw:
+    """With a kernel, moving a slider runs its Python observer; setting .value here does the same."""
+
+    def test_static_state_has_frames_and_links_only(self) -> None:
+        box = frames_slider(draw_line, [1.0, 2.0, 3.0], description="slope")
+        slider, stack = box.children
+        assert isinstance(stack, ipywidgets.Stack)     # no live image until a kernel sees a move
+        assert readouts(slider) == ["1.0", "2.0", "3.0"]  # the page only offers positions it has drawn
+
+    def test_first_move_draws_live_and_unlinks_the_frames(self) -> None:
+        box = frames_slider(draw_line, [1.0, 2.0, 3.0], description="slope", figsize=(5.0, 3.0), dpi=60)
+        slider, stack = box.children
+        first_frame = stack.children[0].value
+        slider.value = 2.0
+        png = shown_png(box)
+        assert png != first_frame
+        assert png == render_frame_png(draw_line, 2.0, figsize=(5.0, 3.0), dpi=120)  # a fresh render, at 2x
+        assert box.children[0] is slider and len(box.children) == 2
+        assert box.children[1].layout.width == "300px"
+        assert ((model_ref(slider), "index"), (model_ref(stack), "selected_index")) not in link_endpoints()
+        assert slider.continuous_update is False  # a drag redraws once, on release
+
+    def test_live_slider_has_finer_steps_and_draws_each_exactly(self) -> None:
+        box = frames_slider(draw_line, [1.0, 2.0, 3.0], description="slope", live_substeps=4)
+        slider = box.children[0]
+        slider.value = 3.0
+        # Three positions between each pair of drawn ones: 1, 1.25, 1.5, 1.75, 2, ...
+        assert readouts(slider) == ["1.0", "1.25", "1.5", "1.75", "2.0", "2.25", "2.5", "2.75", "3.0"]
+        assert slider.value == 3.0 and slider.index == 8   # the handle stays where the reader put it
+        before = shown_png(box)
+        slider.value = 2.25                                # a position no frame was drawn for
+        after = shown_png(box)
+        assert after != before
+        assert after == render_frame_png(draw_line, 2.25, dpi=200)
+
+    def test_integer_values_get_integer_steps_without_repeats(self) -> None:
+        box = frames_slider(draw_line, [16, 64, 128, 130], description="tokens", live_substeps=4)
+        slider = box.children[0]
+        slider.value = 64
+        # 16..64 in quarters: 28, 40, 52; 64..128: 80, 96, 112; 128..130 has room for 129 only.
+        assert [value for _, value in slider.options] == [16, 28, 40, 52, 64, 80, 96, 112, 128, 129, 130]
+        assert all(isinstance(value, int) for _, value in slider.options)
+        # The drawn positions keep their place on the track: 64 is 4 of 10 steps along in both.
+        assert slider.index == 4
+
+    def test_values_that_are_not_numbers_get_no_in_between_steps(self) -> None:
+        box = frames_slider(draw_line, [2.0, 1.0, 3.0], description="slope", value_label=lambda s: f"{s:g}")
+        slider = box.children[0]
+        slider.value = 1.0
+        assert readouts(slider) == ["2", "1", "3"]   # not monotonic: nothing to interpolate
+        assert shown_png(box) == render_frame_png(draw_line, 1.0, dpi=200)
+
+    def test_grid_redraws_the_pair_of_both_sliders(self) -> None:
+        box = frames_grid_sliders(draw_pair, [1, 5], [2, 6], row_description="row", column_description="column",
+                                  live_substeps=2)
+        row_slider, column_slider, outer = box.children
+        frame = outer.children[0].children[0].value
+        column_slider.value = 6
+        assert shown_png(box) != frame
+        assert shown_png(box) == render_frame_png(draw_pair, (1, 6), dpi=200)
+        assert [value for _, value in row_slider.options] == [1, 3, 5]
+        row_slider.value = 3                                 # between the drawn rows
+        assert shown_png(box) == render_frame_png(draw_pair, (3, 6), dpi=200)
+        assert len(box.children) == 3 and isinstance(box.children[2], ipywidgets.Image)
+        links = link_endpoints()
+        assert ((model_ref(row_slider), "index"), (model_ref(outer), "selected_index")) not in links
+
+    def test_grid_opens_on_the_requested_pair(self) -> None:
+        box = frames_grid_sliders(draw_pair, [1, 2, 3], [4, 5], row_description="row", column_description="column",
+                                  initial_row_index=2, initial_column_index=1)
+        row_slider, column_slider, outer = box.children
+        assert (row_slider.value, column_slider.value) == (3, 5)
+        assert outer.selected_index == 2 and all(inner.selected_index == 1 for inner in outer.children)
+        assert outer.children[2].children[1].value == render_frame_png(draw_pair, (3, 5), dpi=200)
+
+    def test_in_between_readouts_must_stay_distinct(self) -> None:
+        with pytest.raises(ValueError, match=r"live in-between positions \(live_substeps=1 adds none\) give duplicate"):
+            frames_slider(draw_line, [1.0, 2.0], description="slope", value_label=lambda s: f"{s:.0f}")
+
+
+def test_live_positions_by_hand() -> None:
+    # Quarters of each gap: 16 + 48 * (1, 2, 3) / 4 = 28, 40, 52; 64 + 64 * (1, 2, 3) / 4 = 80, 96, 112.
+    assert live_positions([16, 64, 128], 4) == [16, 28, 40, 52, 64, 80, 96, 112, 128]
+    assert live_positions([0.0, 1.0], 2) == [0.0, 0.5, 1.0]
+    assert live_positions([3, 2, 1], 2) == [3, 2, 1]        # gaps of one integer have nothing inside
+    assert live_positions([8, 4], 4) == [8, 7, 6, 5, 4]     # decreasing values step down
+    assert live_positions(["a", "b"], 4) == ["a", "b"]
+    assert live_positions([1, 2], 1) == [1, 2]
+    with pytest.raises(ValueError, match="substeps"):
+        live_positions([1, 2], 0)

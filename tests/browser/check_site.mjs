@@ -7,8 +7,9 @@
 //   - requests anything not on 127.0.0.1 (such requests are blocked and reported),
 //   - logs a console error or throws, or gets an HTTP error / failed load from the site,
 //   - has widget state but no rendered widgets, or a slider outside infer_lib.widgets,
-//   - has an infer_lib.widgets slider that does not change the shown figure on ArrowRight,
-//     or does not come back to its first figure after stepping fast to the end and back.
+//   - has an infer_lib.widgets slider that does not change the shown figure on ArrowRight (ArrowLeft
+//     when it opens on its last position), or does not come back to the figure it opened on after
+//     stepping fast to the end and back.
 // Prints a JSON summary on stdout; exits 1 with the reasons on stderr when anything failed.
 
 import { spawn } from "node:child_process";
@@ -104,11 +105,11 @@ async function waitForFigureChange(container, before) {
   return now;
 }
 
-/** From position 1, press ArrowRight to the end and ArrowLeft back to 0 without pausing (console must stay quiet). */
-async function stepFastAndBack(page, container, handle, positions, firstHash) {
+/** Press ArrowRight to the end and ArrowLeft back to the opening position `start` without pausing (console must stay quiet). */
+async function stepFastAndBack(page, container, handle, minimum, maximum, start, firstHash) {
   await handle.focus();
-  for (let step = 1; step < positions; step += 1) await page.keyboard.press("ArrowRight");
-  for (let step = 0; step < positions; step += 1) await page.keyboard.press("ArrowLeft");
+  for (let step = minimum; step < maximum; step += 1) await page.keyboard.press("ArrowRight");
+  for (let step = start; step < maximum; step += 1) await page.keyboard.press("ArrowLeft");
   const deadline = Date.now() + FIGURE_CHANGE_TIMEOUT_MS;
   let now = await visibleFigureHash(container);
   while ((now.error || now.hash !== firstHash) && Date.now() < deadline) {
@@ -143,8 +144,10 @@ async function exerciseContainer(page, container, label, screenshotDir, failures
     }
     const readoutBefore = readout ? await readout.innerText() : null;
     const shotBefore = await container.screenshot();
+    // A slider may open on any position (an informative one): step right, or left from the last.
+    const start = Number(await handle.getAttribute("aria-valuenow"));
     await handle.focus();
-    await page.keyboard.press("ArrowRight");
+    await page.keyboard.press(start < Number(maximum) ? "ArrowRight" : "ArrowLeft");
     const after = await waitForFigureChange(container, before.hash);
     const shotAfter = await container.screenshot();
     const readoutAfter = readout ? await readout.innerText() : null;
@@ -158,7 +161,7 @@ async function exerciseContainer(page, container, label, screenshotDir, failures
     else if (after.hash === before.hash) failures.push(`${name}: ArrowRight did not change the figure`);
     if (!screenshotsDiffer) failures.push(`${name}: widget screenshot identical before and after ArrowRight`);
     if (readoutBefore === readoutAfter) failures.push(`${name}: readout stayed ${JSON.stringify(readoutBefore)}`);
-    const returned = await stepFastAndBack(page, container, handle, Number(maximum) - Number(minimum), before.hash);
+    const returned = await stepFastAndBack(page, container, handle, Number(minimum), Number(maximum), start, before.hash);
     if (returned.error) failures.push(`${name}: ${returned.error} after stepping fast and back`);
     else if (returned.hash !== before.hash) failures.push(`${name}: stepping to the end and back did not restore the first figure`);
     results.push({
