@@ -9,6 +9,7 @@ Each module holds one concept and is readable top to bottom:
 - ``accounting``  -- parameters by part (dense, MoE, MLA), bytes of weights and of the KV cache
 - ``costs``       -- FLOPs and bytes of every operation of a prefill or decode step
 - ``roofline``    -- attainable FLOP/s, ridge points, step-time lower bounds
+- ``cpu_roofline`` -- this machine's matmul FLOP/s and memory bandwidth, measured with numpy
 - ``tokenizer``   -- the word-level tokenizer of the course's tiny model
 - ``layers``      -- RMSNorm, RoPE, softmax, linear, SwiGLU: the numpy model's building blocks
 - ``attention``   -- MHA/GQA/MQA, sliding-window and MLA attention layers, each with prefill and decode

@@ -1,0 +1,242 @@
+"""Numbers chapter 4 (the roofline) states, read back from the executed page and pinned to their sources.
+
+Expected values are derived here by hand from the published configurations and
+datasheets (the facts the course was checked against: Llama 3.1 configs from
+meta-llama/llama-models, dense peaks and bandwidths from the vendors' datasheets),
+never from infer_lib. Measured CPU figures are checked only for sanity.
+"""
+
+import math
+
+import pytest
+
+# --- sources -----------------------------------------------------------------------------------
+# Dense BF16/FP8 peaks (FLOP/s) and bandwidths (bytes/s): NVIDIA H100 SXM, H200, HGX B200, A100 80GB
+# datasheets and AMD's MI300X page (dense = half the "with sparsity" headline).
+H100_PEAK, H100_BW = 989.4e12, 3.35e12
+H100_FP8_PEAK = 1978.9e12
+H200_BW = 4.8e12
+B200_FP8_PEAK, B200_BW = 4500e12, 8e12
+
+# Llama 3.1 8B and 70B (config.json): L, D, H, K, Hd, F, V.
+L8, D8, H8, K8, HD, F8, V = 32, 4096, 32, 8, 128, 14_336, 128_256
+L70, D70, H70, K70, F70 = 80, 8192, 64, 8, 28_672
+
+
+def attention_params(d, h, k):
+    return 2 * d * h * HD + 2 * d * k * HD          # Q and O: D x H*Hd; K and V: D x K*Hd
+
+
+def ffn_params(d, f):
+    return 3 * d * f                                 # gate, up, down
+
+
+# Llama 3.1 8B, BF16: bytes a decode step reads whatever the batch (every matrix, the norms and the LM head;
+# not the embedding table, of which each token gathers one row).
+W8_MATRICES = L8 * (attention_params(D8, H8, K8) + ffn_params(D8, F8))      # 6,979,321,856
+W8_FIXED_BYTES = 2 * (W8_MATRICES + (2 * L8 + 1) * D8 + V * D8)            # 15,009,849,344
+W8_FLOPS_PER_TOKEN = 2 * (W8_MATRICES + V * D8)                            # weight matmuls + LM head
+KV8_PER_TOKEN = 2 * L8 * K8 * HD * 2                                       # 131,072 bytes
+ATTN8_FLOPS_PER_PAIR = 2 * H8 * 2 * HD * L8                                # Q.K and P.V over all heads and layers
+
+
+def decode_8b(batch, context):
+    """(FLOPs, bytes) of one Llama 3.1 8B decode step in BF16, counted by hand."""
+    flops = batch * (W8_FLOPS_PER_TOKEN + ATTN8_FLOPS_PER_PAIR * (context + 1))
+    num_bytes = W8_FIXED_BYTES + batch * (D8 * 2 + KV8_PER_TOKEN * (context + 1))   # gathered row + KV read/write
+    return flops, num_bytes
+
+
+def batch_where_compute_bound(fixed_bytes, flops_per_seq, bytes_per_seq, peak, bandwidth):
+    margin = flops_per_seq / peak - bytes_per_seq / bandwidth
+    return None if margin <= 0 else math.ceil(fixed_bytes / bandwidth / margin)
+
+
+def batch_8b(context):
+    one_flops, one_bytes = decode_8b(1, context)
+    return batch_where_compute_bound(W8_FIXED_BYTES, one_flops, one_bytes - W8_FIXED_BYTES, H100_PEAK, H100_BW)
+
+
+@pytest.fixture(scope="module")
+def chapter4(glued_values):
+    return glued_values("chapters/04_roofline")
+
+
+PREFILL_8B_FLOPS = (2 * 8192 * W8_MATRICES                     # weight matmuls over 8,192 tokens
+                    + ATTN8_FLOPS_PER_PAIR * 8192 * 8193 // 2  # causal: S(S+1)/2 pairs
+                    + 2 * D8 * V)                              # LM head at the last position only
+DECODE_8B_FLOPS, DECODE_8B_BYTES = decode_8b(1, 8192)
+EST_FLOPS, EST_BYTES = decode_8b(32, 8192)
+
+# Llama 3.1 70B: facts.json seed_checks.
+W70_PARAMS = 70_553_706_496
+KV70_PER_TOKEN = 2 * L70 * K70 * HD * 2                        # 327,680 bytes
+
+
+@pytest.mark.parametrize("key, expected", [
+    ("h100_peak_tflops", 989.4),
+    ("h100_bw_tb_s", 3.35),
+    ("h100_ridge", 295.343),                       # 989.4 / 3.35 (facts.json seed_checks h100_ridge_bf16_dense)
+    ("h100_sparse_tflops", 1978.8),                # twice the dense peak; the datasheet rounds to 1,979
+    ("podcast_peak_pflops", 1), ("podcast_ridge", 300), ("podcast_crossover_k", 431),
+    ("small_multiply_adds", 64),                   # 4 tokens x 4 x 4 weights
+    ("small_flops", 128),
+    ("small_weight_bytes", 32),                    # 16 BF16 weights
+    ("small_intensity_weights", 4.0),
+    ("small_activation_bytes", 64),                # 4 inputs + 4 outputs of 4 values, 2 bytes each
+    ("small_intensity_all", 128 / 96),
+    ("million_weights_only", 1e6),
+    ("million_all_bytes", 1e6 * 8192 / (8192 + 2e6)),            # n D^2 / (D^2 + 2 n D)
+    ("million_vs_ridge", 1e6 * 8192 / (8192 + 2e6) / (989.4 / 3.35)),
+    ("ridge_bf16_a100", 312 / 2.039),              # A100 80GB SXM: 312 TFLOP/s, 2,039 GB/s
+    ("ridge_bf16_h100", 295.343),
+    ("ridge_bf16_h200", 206.125),                  # facts.json ridge_points_flop_per_byte
+    ("ridge_bf16_mi300x", 246.679),
+    ("ridge_bf16_b200", 281.25),
+    ("h200_bw_ratio", 4.8 / 3.35),
+])
+def test_roofline_basics(chapter4, key, expected):
+    assert chapter4[key] == pytest.approx(expected, rel=1e-4)
+
+
+@pytest.mark.parametrize("key, expected", [
+    ("prompt_tokens", 8192), ("context_tokens", 8192),
+    ("prefill_ffn_intensity", 8192.0),             # 2 S FLOPs per 2-byte weight
+    ("prefill_lm_head_intensity", 1.0),            # the LM head runs for the last position only
+    ("decode_ffn_intensity", 1.0),
+    ("decode_attention_intensity_8b", 4.0),        # 2 G / 2 bytes with G = 32 / 8
+    ("llama8_group", 4), ("llama70_group", 8), ("llama405_group", 16),
+    ("llama70_heads", 64), ("llama70_kv_heads", 8), ("deepseek_heads", 128),
+    ("prefill_8b_ms", 1e3 * PREFILL_8B_FLOPS / H100_PEAK),       # compute-bound
+    ("decode_8b_ms", 1e3 * DECODE_8B_BYTES / H100_BW),           # memory-bound: 16,083,730,432 bytes
+    ("attention_70b_b1", 8.0), ("attention_70b_b1024", 8.0),
+    ("ffn_b1024", 1024.0),
+    # MLA, absorbed decode: 128 heads x 2 x (512 + 64 + 512) FLOPs per cached token of (512 + 64) x 2 bytes
+    ("deepseek_attention_intensity", 128 * 2 * (576 + 512) / (576 * 2)),
+    ("fp8_kv_intensity", 8.0),
+    # 64 sequences of 8,192 cached tokens, the first 6,144 shared and read once
+    ("shared_prefix_intensity", 64 * 8193 * 4 / (64 * 8193 - 63 * 6144)),
+    ("shared_prefix_tokens", 6144), ("sharing_sequences", 64),
+])
+def test_operations_and_intensities(chapter4, key, expected):
+    assert chapter4[key] == pytest.approx(expected, rel=1e-4)
+
+
+def test_critical_batches(chapter4):
+    assert chapter4["critical_h100_bf16"] == pytest.approx(989.4 / 3.35 * 2 / 2, rel=1e-6)
+    assert chapter4["critical_h100_fp8"] == pytest.approx(1978.9 / 3.35 * 1 / 2, rel=1e-6)
+    assert chapter4["step_critical_8b_ctx0"] == batch_8b(0) == 297
+    assert chapter4["step_context_256"] == 256
+    assert chapter4["step_critical_8b_ctx256"] == batch_8b(256)
+    longest = max(c for c in range(0, 8192) if batch_8b(c) is not None)
+    assert chapter4["longest_compute_bound_context"] == longest
+    assert batch_8b(8192) is None
+    kv_8k = KV8_PER_TOKEN * 8192                                   # 1,073,741,824 bytes
+    assert chapter4["kv_gb_per_sequence_8k"] == pytest.approx(kv_8k / 1e9)
+    fit = (80e9 - 8_030_261_248 * 2) // kv_8k                      # 80 GB minus all BF16 weights
+    assert chapter4["h100_sequences_that_fit"] == fit == 59
+    assert chapter4["h100_memory_gb"] == pytest.approx(80.0)
+    assert chapter4["fit_vs_critical"] == pytest.approx(59 / (989.4 / 3.35), rel=1e-4)
+
+
+@pytest.mark.parametrize("key, expected", [
+    ("weights_70b_gb", W70_PARAMS * 2 / 1e9),                        # 141.1 GB (facts.json)
+    ("kv_70b_per_token", 327_680), ("kv_70b_per_token_kib", 320.0),
+    ("crossover_tokens_70b", 430_625.65),                             # facts.json llama70_crossover_tokens
+    ("context_window_70b", 131_072),
+    ("crossover_sequences_full_window", 430_625.65 / 131_072),
+    ("crossover_sequences_8k", 430_625.65 / 8192),
+    ("kv_512_users_tb", 21.990),                                      # facts.json: 512 x 128K x 320 KiB
+    ("kv_512_users_vs_weights", 21_990_232_555_520 / (W70_PARAMS * 2)),
+])
+def test_which_bytes_dominate(chapter4, key, expected):
+    assert chapter4[key] == pytest.approx(expected, rel=1e-4)
+
+
+@pytest.mark.parametrize("key, expected", [
+    ("estimate_batch", 32),
+    ("estimate_step_ms", 1e3 * EST_BYTES / H100_BW),                  # 49,374,044,160 bytes at 3.35 TB/s
+    ("estimate_compute_ms", 1e3 * EST_FLOPS / H100_PEAK),
+    ("estimate_kv_share", 32 * KV8_PER_TOKEN * 8193 / EST_BYTES),
+    ("estimate_tokens_per_s", 32 / (EST_BYTES / H100_BW)),
+    ("estimate_tokens_per_s_per_user", 1 / (EST_BYTES / H100_BW)),
+])
+def test_step_estimate(chapter4, key, expected):
+    assert chapter4[key] == pytest.approx(expected, rel=1e-4)
+
+
+def test_calculator_spread(chapter4):
+    kv_bytes = 32 * KV8_PER_TOKEN * 8193
+    assert chapter4["calc_no_kv_ratio"] == pytest.approx((EST_BYTES - kv_bytes) / EST_BYTES, rel=1e-4)
+    assert chapter4["calc_bw_ratio"] == pytest.approx(3.35 / 3.072, rel=1e-6)
+    assert chapter4["calc_sparse_ratio"] == pytest.approx(0.5, rel=1e-6)
+    # Decode: optimistic = no KV bytes (still memory-bound at 3.35 TB/s); pessimistic = the whole embedding
+    # table read, every operation memory-bound on its own at 3.072 TB/s.
+    optimistic = (EST_BYTES - kv_bytes) / H100_BW
+    pessimistic = (EST_BYTES - 32 * D8 * 2 + V * D8 * 2) / 3.072e12
+    assert chapter4["calc_decode_spread"] == pytest.approx(pessimistic / optimistic, rel=1e-4)
+    # Prefill: optimistic = weight matmuls and LM head at the sparse peak; pessimistic = each operation on its
+    # own at the dense peak (all compute-bound but the embedding gather, memory-bound at 3.072 TB/s), with the
+    # LM head on every prompt token and attention over S^2 pairs.
+    optimistic = (2 * 8192 * W8_MATRICES + 2 * D8 * V) / (2 * H100_PEAK)
+    pessimistic = ((2 * 8192 * W8_MATRICES + ATTN8_FLOPS_PER_PAIR * 8192**2 + 8192 * 2 * D8 * V) / H100_PEAK
+                   + 8192 * D8 * 2 / 3.072e12 + (2 * L8 + 1) * D8 * 2 / 3.072e12)
+    assert chapter4["calc_prefill_spread"] == pytest.approx(pessimistic / optimistic, rel=1e-4)
+
+
+@pytest.mark.parametrize("key, expected", [
+    ("q1_tokens", 32), ("q1_ffn", 28_672), ("q1_d", 8192),
+    ("q1_weights_only", 32.0),
+    ("q1_all_bytes", 32 * F70 * D70 / (F70 * D70 + 32 * (F70 + D70))),
+    ("q2_ridge_fp8", 562.5),                                   # facts.json B200 fp8 ridge
+    ("q2_critical", 281.25), ("q2_batch", 282),
+    ("q2_weights_gb", W70_PARAMS / 1e9),                        # FP8: one byte per parameter
+    ("q2_kv_gb", KV70_PER_TOKEN / 2 * 8192 / 1e9),              # FP8 KV: 163,840 bytes per token
+    ("q2_total_gb", (W70_PARAMS + 282 * KV70_PER_TOKEN / 2 * 8192) / 1e9),
+    ("q2_b200_gb", 180.0), ("q2_chips", 3),
+    ("q3_short_context", 1024),
+    ("q4_ridge_h200", 206.125), ("q4_h200_bw", 4.8),
+    ("q4_decode_h100_ms", 1e3 * DECODE_8B_BYTES / H100_BW),
+    ("q4_decode_h200_ms", 1e3 * DECODE_8B_BYTES / H200_BW),
+    ("q4_prefill_h100_ms", 1e3 * PREFILL_8B_FLOPS / H100_PEAK),
+    ("q4_prefill_h200_ms", 1e3 * PREFILL_8B_FLOPS / H100_PEAK),  # same arithmetic, compute-bound
+    ("q5_bf16", 16.0), ("q5_fp8", 32.0), ("q5_bf16_b256", 16.0),
+    ("q5_heads", 128), ("q5_kv_heads", 8), ("q5_batch", 256),
+])
+def test_practice_answers(chapter4, key, expected):
+    assert chapter4[key] == pytest.approx(expected, rel=1e-4)
+
+
+def test_practice_question_3_by_hand(chapter4):
+    # Llama 3.1 70B, FP8 weights and KV, on a B200: per-sequence FLOPs and bytes at context C.
+    matrices = L70 * (attention_params(D70, H70, K70) + ffn_params(D70, F70))
+    fixed_bytes = matrices + (2 * L70 + 1) * D70 + V * D70                  # one byte per parameter
+    weight_flops = 2 * (matrices + V * D70)
+
+    def per_sequence(context):
+        flops = weight_flops + 2 * H70 * 2 * HD * L70 * (context + 1)
+        num_bytes = D70 + KV70_PER_TOKEN / 2 * (context + 1)
+        return flops, num_bytes
+
+    flops, num_bytes = per_sequence(8192)
+    assert chapter4["q3_flops_g"] == pytest.approx(flops / 1e9, rel=1e-6)         # 160.48 GFLOPs
+    assert chapter4["q3_kv_gb"] == pytest.approx(num_bytes / 1e9, rel=1e-6)
+    assert chapter4["q3_sequence_intensity"] == pytest.approx(flops / num_bytes, rel=1e-6)
+    assert batch_where_compute_bound(fixed_bytes, flops, num_bytes, B200_FP8_PEAK, B200_BW) is None
+    short = batch_where_compute_bound(fixed_bytes, *per_sequence(1024), B200_FP8_PEAK, B200_BW)
+    assert chapter4["q3_short_batch"] == short == 828
+    assert chapter4["q3_short_vs_critical"] == pytest.approx(828 / 281.25, rel=1e-6)
+
+
+def test_numpy_model_and_measured_cpu_figures_are_sane(chapter4):
+    assert chapter4["numpy_decode_ffn_intensity"] == pytest.approx(0.5)    # 2 FLOPs per 4-byte weight
+    assert chapter4["numpy_prefill_ffn_intensity"] == pytest.approx(128.0)  # 256 tokens: 2 x 256 / 4
+    assert (chapter4["cpu_matmul_size"], chapter4["cpu_copy_mib"]) == (2048, 512)
+    assert (chapter4["sweep_weight_mib"], chapter4["sweep_max_tokens"]) == (512, 128)
+    for key in ("cpu_gflops", "cpu_gb_s", "cpu_ridge", "cpu_gemv_gb_s", "cpu_gemv_fraction",
+                "cpu_matmul_fraction", "sweep_worst_fraction"):
+        assert chapter4[key] > 0 and math.isfinite(chapter4[key]), key
+    assert chapter4["cpu_ridge"] == pytest.approx(chapter4["cpu_gflops"] / chapter4["cpu_gb_s"], rel=1e-9)
+    assert chapter4["cpu_gemv_intensity"] == pytest.approx(0.5, rel=1e-3)  # plus the vector in and out
+    assert chapter4["sweep_worst_fraction"] <= min(chapter4["cpu_gemv_fraction"], chapter4["cpu_matmul_fraction"])
+    assert chapter4["sweep_worst_tokens"] in (1, 2, 4, 8, 16, 32, 64, 128)
