@@ -25,6 +25,10 @@ class Chip:
     source: str
     bibkey: str
     notes: str = field(default="")
+    interconnect_bytes_per_s: float | None = None
+    """Scale-up link bandwidth per chip as the vendor quotes it (NVLink: both directions added
+    together, so 900 GB/s is 450 GB/s each way); None where the course has not sourced it.
+    Used by the tensor-parallel all-reduce of chapter 6 (ch-serving-engines)."""
 
     @property
     def dtypes(self) -> list[str]:
@@ -48,6 +52,7 @@ CHIPS: dict[str, Chip] = {
             name="A100 80GB",
             dense_flops_per_s={"bf16": 312 * TERA},
             memory_bytes=80 * GB, memory_bytes_per_s=2.039 * TB, power_w=400,
+            interconnect_bytes_per_s=600 * GB,  # same datasheet: NVLink 600 GB/s per GPU (SXM)
             source="https://www.nvidia.com/en-us/data-center/a100/ (A100 80GB SXM: BF16 312 TFLOPS dense, "
                    "624 with sparsity; 2,039 GB/s HBM2e; 400 W). No FP8 tensor cores.",
             bibkey="nvidiaA100",
@@ -56,6 +61,7 @@ CHIPS: dict[str, Chip] = {
             name="H100 SXM",
             dense_flops_per_s={"bf16": 989.4 * TERA, "fp8": 1978.9 * TERA},
             memory_bytes=80 * GB, memory_bytes_per_s=3.35 * TB, power_w=700,
+            interconnect_bytes_per_s=900 * GB,  # same datasheet: NVLink 900 GB/s per GPU (SXM)
             source="https://www.nvidia.com/en-us/data-center/h100/ (datasheet headline is with sparsity; dense is half)",
             bibkey="nvidiaH100",
         ),
@@ -63,6 +69,7 @@ CHIPS: dict[str, Chip] = {
             name="H200",
             dense_flops_per_s={"bf16": 989.4 * TERA, "fp8": 1978.9 * TERA},
             memory_bytes=141 * GB, memory_bytes_per_s=4.8 * TB, power_w=700,
+            interconnect_bytes_per_s=900 * GB,  # same datasheet: NVLink 900 GB/s per GPU (SXM)
             source="https://www.nvidia.com/en-us/data-center/h200/",
             bibkey="nvidiaH200",
         ),
@@ -70,6 +77,7 @@ CHIPS: dict[str, Chip] = {
             name="B200",
             dense_flops_per_s={"bf16": 2250 * TERA, "fp8": 4500 * TERA, "fp4": 9000 * TERA},
             memory_bytes=180 * GB, memory_bytes_per_s=8 * TB, power_w=1000,
+            interconnect_bytes_per_s=1.8 * TB,  # same specifications: fifth-generation NVLink 1.8 TB/s per GPU
             source="NVIDIA HGX B200 (1000 W) specifications; dense = half the sparse headline",
             bibkey="nvidiaB200",
             notes="announced with 192 GB; HGX B200 systems expose 180 GB per GPU",

@@ -36,3 +36,15 @@ def test_every_chip_has_source_and_sane_numbers():
         assert chip.source and chip.bibkey
         assert chip.memory_bytes > 1e10 and chip.memory_bytes_per_s > 1e12
         assert "bf16" in chip.dtypes
+
+
+@pytest.mark.parametrize("name, nvlink_gb_per_s", [("A100 80GB", 600), ("H100 SXM", 900), ("H200", 900),
+                                                   ("B200", 1800)])
+def test_nvlink_bandwidth_per_gpu(name, nvlink_gb_per_s):
+    # NVIDIA datasheets: A100 SXM 600 GB/s, H100/H200 SXM 900 GB/s, HGX B200 fifth-generation NVLink 1.8 TB/s.
+    assert get_chip(name).interconnect_bytes_per_s == pytest.approx(nvlink_gb_per_s * 1e9)
+
+
+def test_interconnect_is_optional():
+    # The MI300X's Infinity Fabric figure is not sourced in the course: the field stays empty.
+    assert get_chip("MI300X").interconnect_bytes_per_s is None

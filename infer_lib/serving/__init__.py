@@ -1,0 +1,51 @@
+"""A discrete-event simulator of an LLM serving engine, in vLLM's words, timed by the course's roofline.
+
+Modules, each one concept:
+
+- ``workload``      -- arrivals (Poisson, bursty) and token-length distributions, seeded
+- ``trace_csv``     -- traces to and from CSV (Vidur's columns)
+- ``request``       -- ``Request`` and its life cycle (``RequestStatus``)
+- ``block_manager`` -- paged KV blocks, block tables, ref counts, prefix caching
+- ``reservation``   -- the contiguous worst-case reservation it replaces
+- ``policies``      -- FCFS, ShortestPromptFirst; DecodeFirst, PrefillFirst
+- ``config``        -- ``SchedulerConfig`` and ``CacheConfig``
+- ``scheduler``     -- admission, preemption and each step's batch
+- ``decode_rounds`` -- the decoding requests as sums, one decode round at a time
+- ``cost_model``    -- a step's time on the roofline, in closed form
+- ``engine``        -- the event loop and ``simulate``
+- ``metrics``       -- TTFT, TPOT, TBT, throughput, goodput, KV waste
+- ``frontier``      -- interactivity vs throughput points, Pareto frontier, SLO line
+
+Introduced in chapter 5 (ch-batching) and chapter 6 (ch-serving-engines).
+"""
+
+from infer_lib.serving.block_manager import DEFAULT_BLOCK_SIZE, AllocStatus, BlockManager, block_hashes, num_kv_blocks
+from infer_lib.serving.config import CacheConfig, SchedulerConfig
+from infer_lib.serving.cost_model import StepCostModel
+from infer_lib.serving.engine import EventQueue, SimulationResult, simulate
+from infer_lib.serving.frontier import FrontierPoint, best_throughput_at_slo, pareto_frontier, sweep
+from infer_lib.serving.metrics import SLO, Percentiles, RequestRecord, StepLog, StepRecord, Summary, percentile
+from infer_lib.serving.policies import FCFS, DecodeFirst, PrefillFirst, QueuePolicy, ShortestPromptFirst, StepPriority
+from infer_lib.serving.request import Request, RequestStatus
+from infer_lib.serving.reservation import ContiguousReservation
+from infer_lib.serving.scheduler import Scheduler, SchedulerOutput
+from infer_lib.serving.trace_csv import load_trace_csv, save_trace_csv
+from infer_lib.serving.workload import (
+    LengthDistribution,
+    agent_requests,
+    fixed_lengths,
+    lognormal_lengths,
+    make_requests,
+    uniform_lengths,
+    workload_requests,
+)
+
+__all__ = [
+    "DEFAULT_BLOCK_SIZE", "FCFS", "SLO", "AllocStatus", "BlockManager", "CacheConfig", "ContiguousReservation",
+    "DecodeFirst", "EventQueue", "FrontierPoint", "LengthDistribution", "Percentiles", "PrefillFirst", "QueuePolicy",
+    "Request", "RequestRecord", "RequestStatus", "Scheduler", "SchedulerConfig", "SchedulerOutput",
+    "ShortestPromptFirst", "SimulationResult", "StepCostModel", "StepLog", "StepPriority", "StepRecord", "Summary",
+    "agent_requests", "best_throughput_at_slo", "block_hashes", "fixed_lengths", "load_trace_csv",
+    "lognormal_lengths", "make_requests", "num_kv_blocks", "pareto_frontier", "percentile", "save_trace_csv",
+    "simulate", "sweep", "uniform_lengths", "workload_requests",
+]
