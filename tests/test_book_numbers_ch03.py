@@ -58,6 +58,13 @@ def flops(layer_params, head_params, flops_per_pair, new_tokens, cached_tokens):
     ("llama70_num_heads", 64),
     ("llama70_num_kv_heads", 8),
     ("llama70_queries_per_kv_head", 8),                      # 64 / 8
+    ("gqa_kv_heads", 8),                                     # every GQA model of the catalogue: 8 KV heads
+    ("llama8_num_layers", 32),                               # Llama 3.1 8B config: num_hidden_layers
+    ("podcast_kv_kb", 320),                                  # the podcast's figures, shown beside the computed
+    ("podcast_kv_128k_gb", 40),
+    ("q1_context", 32_768),                                  # the question's 32K context
+    ("q2_num_gpus", 8),                                      # one 8-GPU server
+    ("q4_fixed_mib", 4.5),                                   # 18 sliding layers x 128 tokens x 2,048 B / 2^20
     ("llama70_num_layers", 80),
     ("h100_memory_gb", 80),
     ("h200_memory_gb", 141),
