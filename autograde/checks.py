@@ -8,7 +8,9 @@ message that says what was wrong and what to try when it fails. Checks whose
 names end in ``_hidden`` run only at grading time, on other inputs, and their
 messages never show the expected values.
 
-Exercises register their checks by listing them in :data:`REGISTRY`.
+Exercises register their checks by listing them in :data:`REGISTRY`: exercise 1's own
+(:mod:`autograde.ex01_checks`), and for exercises 2 to 4 checks of functions of plain numbers
+(:mod:`autograde.numeric_checks`, specified in ``ex02_checks`` ... ``ex04_checks``).
 """
 
 from __future__ import annotations
@@ -16,10 +18,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from autograde import ex01_checks
+from autograde import ex01_checks, ex02_checks, ex03_checks, ex04_checks
 from autograde.student_code import CheckFailed
 
-REGISTRY: dict[str, Callable[[Any], None]] = {**ex01_checks.CHECKS}
+REGISTRY: dict[str, Callable[[Any], None]] = {
+    **ex01_checks.CHECKS,
+    **ex02_checks.CHECKS,
+    **ex03_checks.CHECKS,
+    **ex04_checks.CHECKS,
+}
 """Every check, by name."""
 
 __all__ = ["REGISTRY", "CheckFailed", "check"]

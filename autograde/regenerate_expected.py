@@ -1,223 +1,76 @@
-"""Regenerate ``autograde/expected/ex01.json`` from the notebook's reference solution.
+"""Regenerate every exercise's ``autograde/expected/<key>.json`` from its notebook's reference solution.
 
 Usage::
 
-    python -m autograde.regenerate_expected          # rewrite the JSON
-    python -m autograde.regenerate_expected --check  # exit 1 if the JSON is stale
+    python -m autograde.regenerate_expected              # rewrite every JSON file
+    python -m autograde.regenerate_expected --check      # exit 1 if any JSON file is stale
+    python -m autograde.regenerate_expected --only ex03  # one exercise (with or without --check)
 
-The inputs of every visible and hidden case are defined below; the expected
-outputs come from running the reference solution (the source notebook's
-solution cells, see :mod:`autograde.reference`) on the tiny model with the
-simulated clock. Run it after changing the notebook's solution, the cases,
-the cost model or the tiny model's weights; ``tests/test_grading.py`` fails
-while the committed JSON differs from a fresh regeneration.
-
-Each case states how it must end (at EOS or at max_new_tokens), and every
-greedy choice must win by at least :data:`MIN_LOGIT_MARGIN`, so a retrained
-model that changes a case's meaning, or a near-tie that another BLAS could
-break differently, stops the regeneration with an error instead of producing
-fragile expected values.
+Each exercise has a module ``autograde/exNN_cases.py`` that defines the inputs
+of its visible and hidden cases and a ``build_expected()`` that runs the
+reference solution (the source notebook's solution cells, see
+:mod:`autograde.reference`) on them. Run this after changing a notebook's
+solution or a case; ``tests/test_grading.py`` fails while a committed JSON
+differs from a fresh regeneration.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import nbformat
-import numpy as np
+from autograde import ex01_cases, ex02_cases, ex03_cases, ex04_cases
+from autograde.expected import EXPECTED_DIR, dump_expected
 
-from infer_lib.transformer import load_tiny_model
-
-from autograde.expected import EXPECTED_DIR, dump_expected, seconds_to_json
-from autograde.reference import run_answers, source_notebook_path
-from autograde.simulated import CallCosts, InstrumentedModel, SimulatedClock
-
-EXERCISE = "ex01_prefill_decode"
-EXPECTED_KEY = "ex01"
-"""Name of the expected-values file: ``autograde/expected/ex01.json``."""
-MIN_LOGIT_MARGIN = 0.1
-"""Smallest allowed gap between the best and second-best logit at any greedy step."""
-COSTS = CallCosts(start_s=100.0, prefill_base_s=0.020, prefill_per_token_s=0.002, decode_step_s=0.010)
+BUILDERS: dict[str, Callable[..., dict[str, Any]]] = {
+    module.EXPECTED_KEY: module.build_expected for module in (ex01_cases, ex02_cases, ex03_cases, ex04_cases)
+}
+"""Expected-values key (``"ex01"``...) -> the function that computes that file's content."""
+EXERCISE_OF: dict[str, str] = {
+    module.EXPECTED_KEY: module.EXERCISE for module in (ex01_cases, ex02_cases, ex03_cases, ex04_cases)
+}
+"""Expected-values key -> the exercise folder whose notebook it is computed from."""
 
 
-@dataclass(frozen=True)
-class GenerateCase:
-    """Inputs of one generate case and how it must end."""
-
-    prompt: str
-    max_new_tokens: int
-    ends_at: str
-    """``"eos"`` (the model emits the stop token before max_new_tokens) or ``"max"``."""
-    stop_at: int | None = None
-    """None: the stop token is the tokenizer's <eos>. k: the stop token is the k-th greedy
-    token (0-based), so generation must stop right there; gives EOS positions the model
-    itself would not produce."""
+def build_expected(key: str = "ex01", course_root: Path | None = None) -> dict[str, Any]:
+    """The expected values stored as ``<key>.json``, freshly computed by the notebook's reference solution."""
+    if key not in BUILDERS:
+        raise KeyError(f"no expected values called {key!r}; known: {', '.join(sorted(BUILDERS))}")
+    return BUILDERS[key](course_root)
 
 
-VISIBLE_GENERATE = [
-    GenerateCase("Is tomato a fruit?", max_new_tokens=5, ends_at="max"),
-    GenerateCase("Is carrot a fruit?", max_new_tokens=40, ends_at="eos"),
-    GenerateCase("Is a tomato a vegetable?", max_new_tokens=12, ends_at="eos", stop_at=4),
-]
-HIDDEN_GENERATE = [
-    GenerateCase("Is lemon a fruit?", max_new_tokens=1, ends_at="max"),
-    GenerateCase("Is onion a fruit?", max_new_tokens=7, ends_at="max"),
-    GenerateCase("Is coconut a nut?", max_new_tokens=3, ends_at="max"),
-    GenerateCase("Is mango a fruit?", max_new_tokens=40, ends_at="eos"),
-    GenerateCase("Is potato a fruit?", max_new_tokens=12, ends_at="eos", stop_at=0),
-    GenerateCase("Is pepper a fruit?", max_new_tokens=12, ends_at="eos", stop_at=6),
-    GenerateCase(
-        "Is rhubarb a fruit? People bake it in sweet pies, so is it a fruit?", max_new_tokens=40, ends_at="eos"
-    ),
-]
-VISIBLE_LATENCY = [
-    (100.0, [100.03, 100.04, 100.05]),  # the worked example of the notebook
-    (1.0, [1.5, 2.0, 2.25, 3.5]),  # uneven gaps
-    (2.0, [2.25]),  # one token: no gap, TPOT undefined
-]
-HIDDEN_LATENCY = [
-    (0.0, [0.125, 0.25]),
-    (10.0, [10.5, 10.75, 11.0, 11.125, 12.0]),
-    (5.0, [7.0]),
-    (3.0, [3.2, 3.2, 3.2]),
-]
-VISIBLE_TOKENS_PROCESSED = [
-    (5, 3, True),  # the worked example of the notebook
-    (5, 3, False),
-    (1, 1, False),
-]
-HIDDEN_TOKENS_PROCESSED = [
-    (1000, 1000, True),
-    (1000, 1000, False),
-    (7, 1, True),
-    (12, 2, False),
-]
-
-
-def _greedy_margins(model: Any, prompt_ids: list[int], new_token_ids: list[int]) -> list[float]:
-    """Best-minus-second logit at each step that chose a token, from an uncached forward pass."""
-    sequence = np.array([prompt_ids + new_token_ids[:-1]])
-    logits = model.forward(sequence)[0, len(prompt_ids) - 1 :]
-    top_two = np.sort(logits, axis=-1)[:, -2:]
-    return [float(best - second) for second, best in top_two]
-
-
-def _run_reference_generate(generate: Any, prompt_ids: list[int], max_new_tokens: int, eos_id: int) -> dict[str, Any]:
-    """Run the reference ``generate`` with the simulated clock; returns its outputs and call counts."""
-    model, _ = load_tiny_model()
-    clock = SimulatedClock(COSTS.start_s)
-    instrumented = InstrumentedModel(model, clock, COSTS, max_calls=max_new_tokens + 1)
-    new_token_ids, request_time_s, token_times_s = generate(
-        instrumented, list(prompt_ids), max_new_tokens, eos_id, clock=clock
-    )
-    return {
-        "new_token_ids": [int(token) for token in new_token_ids],
-        "request_time_s": float(request_time_s),
-        "token_times_s": [float(time_s) for time_s in token_times_s],
-        "calls": {kind: instrumented.count(kind) for kind in ("prefill", "decode", "forward")},
-    }
-
-
-def _generate_case(generate: Any, case: GenerateCase) -> dict[str, Any]:
-    """Resolve one case's stop token, run the reference, and verify the case means what it says."""
-    model, tokenizer = load_tiny_model()
-    prompt_ids = tokenizer.encode(case.prompt)
-    eos_id = tokenizer.eos_id
-    if case.stop_at is not None:
-        free_run = _run_reference_generate(generate, prompt_ids, case.stop_at + 1, tokenizer.eos_id)["new_token_ids"]
-        if len(free_run) <= case.stop_at or free_run[case.stop_at] in free_run[: case.stop_at]:
-            raise ValueError(
-                f"{case}: the greedy token at position {case.stop_at} is missing or repeats an earlier one; "
-                "pick another stop_at"
-            )
-        eos_id = free_run[case.stop_at]
-    expected = _run_reference_generate(generate, prompt_ids, case.max_new_tokens, eos_id)
-    tokens = expected["new_token_ids"]
-    ended_at_eos = tokens[-1] == eos_id and len(tokens) <= case.max_new_tokens
-    if case.ends_at == "eos" and not ended_at_eos:
-        raise ValueError(f"{case}: expected to end at the stop token, but the model wrote {tokenizer.decode(tokens)!r}")
-    if case.ends_at == "max" and (len(tokens) != case.max_new_tokens or eos_id in tokens):
-        raise ValueError(f"{case}: expected to end at max_new_tokens, but the model wrote {tokenizer.decode(tokens)!r}")
-    margin = min(_greedy_margins(model, prompt_ids, tokens))
-    if margin < MIN_LOGIT_MARGIN:
-        raise ValueError(f"{case}: a greedy choice wins by only {margin:.2e}; pick a prompt without near-ties")
-    return {
-        "prompt": case.prompt,
-        "prompt_ids": prompt_ids,
-        "max_new_tokens": case.max_new_tokens,
-        "eos_id": eos_id,
-        "expected": expected,
-        "expected_text": tokenizer.decode(tokens),
-    }
-
-
-def _metrics_json(metrics: dict[str, float]) -> dict[str, float | None]:
-    return {key: seconds_to_json(float(value)) for key, value in metrics.items()}
-
-
-def build_expected(course_root: Path | None = None) -> dict[str, Any]:
-    """Every expected value of exercise 1, computed by the notebook's reference solution."""
-    nb = nbformat.read(source_notebook_path(EXERCISE, course_root), as_version=4)
-    answers = run_answers(nb)
-    generate, latency_metrics, num_tokens_processed = (
-        answers["generate"],
-        answers["latency_metrics"],
-        answers["num_tokens_processed"],
-    )
-    return {
-        "exercise": EXERCISE,
-        "costs": asdict(COSTS),
-        "generate": {
-            "visible": [_generate_case(generate, case) for case in VISIBLE_GENERATE],
-            "hidden": [_generate_case(generate, case) for case in HIDDEN_GENERATE],
-        },
-        "latency_metrics": {
-            section: [
-                {
-                    "request_time_s": request_s,
-                    "token_times_s": times_s,
-                    "expected": _metrics_json(latency_metrics(request_s, list(times_s))),
-                }
-                for request_s, times_s in cases
-            ]
-            for section, cases in (("visible", VISIBLE_LATENCY), ("hidden", HIDDEN_LATENCY))
-        },
-        "num_tokens_processed": {
-            section: [{"args": list(args), "expected": int(num_tokens_processed(*args))} for args in cases]
-            for section, cases in (("visible", VISIBLE_TOKENS_PROCESSED), ("hidden", HIDDEN_TOKENS_PROCESSED))
-        },
-    }
-
-
-def expected_file() -> Path:
-    """The JSON file in this checkout that :func:`build_expected` regenerates."""
-    return EXPECTED_DIR / f"{EXPECTED_KEY}.json"
+def expected_file(key: str = "ex01") -> Path:
+    """The JSON file in this checkout that :func:`build_expected` regenerates for ``key``."""
+    return EXPECTED_DIR / f"{key}.json"
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Rewrite the expected JSON, or with --check report whether it is up to date."""
+    """Rewrite the expected JSON files, or with --check report whether they are up to date."""
     parser = argparse.ArgumentParser(
         prog="python -m autograde.regenerate_expected", description=__doc__.splitlines()[0]
     )
-    parser.add_argument("--check", action="store_true", help="do not write; exit 1 if the committed JSON is stale")
+    parser.add_argument("--check", action="store_true", help="do not write; exit 1 if a committed JSON is stale")
+    parser.add_argument("--only", choices=sorted(BUILDERS), help="regenerate or check one exercise's file only")
     args = parser.parse_args(argv)
-    fresh = dump_expected(build_expected())
-    path = expected_file()
-    if args.check:
-        current = path.read_text(encoding="utf-8") if path.exists() else ""
-        if current != fresh:
-            print(f"{path} is stale: run `python -m autograde.regenerate_expected`", file=sys.stderr)
-            return 1
-        print(f"{path} is up to date")
-        return 0
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(fresh, encoding="utf-8")
-    print(f"wrote {path}")
-    return 0
+    stale = []
+    for key in [args.only] if args.only else sorted(BUILDERS):
+        fresh = dump_expected(build_expected(key))
+        path = expected_file(key)
+        if args.check:
+            current = path.read_text(encoding="utf-8") if path.exists() else ""
+            if current != fresh:
+                stale.append(key)
+                print(f"{path} is stale: run `python -m autograde.regenerate_expected`", file=sys.stderr)
+            else:
+                print(f"{path} is up to date")
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(fresh, encoding="utf-8")
+        print(f"wrote {path}")
+    return 1 if stale else 0
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
 """Autograding throughput: seconds per submitted notebook, measured on a private copy of the course.
 
 Copies the course's nbgrader files into a temporary folder, generates the
-release, answers it with the reference solution for NUM_STUDENTS students,
-grades the batch with the course harness and prints `name: value` lines.
-Never asserts anything; the instructor's own _build/grading is not touched.
+release of every exercise, answers each with its reference solution for
+NUM_STUDENTS students, grades the batch with the course harness and prints
+`name: value` lines: the whole batch, the seconds one notebook of each
+exercise takes to autograde, and what feedback and export add. Never asserts
+anything; the instructor's own _build/grading is not touched.
 """
 
 from __future__ import annotations
@@ -18,15 +20,16 @@ from pathlib import Path
 
 import nbformat
 
+from autograde.course import list_exercises
 from autograde.reference import solution_sources
 
 REPO = Path(__file__).resolve().parents[1]
-EXERCISE = "ex01_prefill_decode"
 NUM_STUDENTS = 4
 
 
-def copy_course(root: Path) -> None:
-    for relative in ("nbgrader_config.py", "autograde/nbgrader_config.py", f"exercises/{EXERCISE}/{EXERCISE}.ipynb"):
+def copy_course(root: Path, exercises: list[str]) -> None:
+    notebooks = [f"exercises/{exercise}/{exercise}.ipynb" for exercise in exercises]
+    for relative in ("nbgrader_config.py", "autograde/nbgrader_config.py", *notebooks):
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         (root / relative).write_bytes((REPO / relative).read_bytes())
 
@@ -36,31 +39,59 @@ def harness(root: Path, *args: str) -> None:
                    check=True, stdout=subprocess.DEVNULL)
 
 
-def main() -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "course"
-        copy_course(root)
-        harness(root, "assignments")
-        release = nbformat.read(root / "_build/grading/release" / EXERCISE / f"{EXERCISE}.ipynb", as_version=4)
-        answers = solution_sources(nbformat.read(root / "exercises" / EXERCISE / f"{EXERCISE}.ipynb", as_version=4))
+def hand_in(root: Path, exercises: list[str], folder: Path) -> None:
+    """NUM_STUDENTS students, each answering every exercise with the reference solution."""
+    for exercise in exercises:
+        release = nbformat.read(root / "_build/grading/release" / exercise / f"{exercise}.ipynb", as_version=4)
+        answers = solution_sources(nbformat.read(root / "exercises" / exercise / f"{exercise}.ipynb", as_version=4))
         for student in range(NUM_STUDENTS):
             nb = copy.deepcopy(release)
             for cell in nb.cells:
-                grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
                 if cell.metadata.get("nbgrader", {}).get("solution"):
-                    cell.source = answers[grade_id]
-            folder = Path(tmp) / "hand-in" / f"student{student}"
-            folder.mkdir(parents=True)
-            nbformat.write(nb, folder / f"{EXERCISE}.ipynb")
+                    cell.source = answers[cell.metadata.nbgrader.grade_id]
+            (folder / f"student{student}").mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, folder / f"student{student}" / f"{exercise}.ipynb")
+
+
+def grade_batch(exercises: list[str]) -> tuple[float, list[dict], dict[str, list[float]]]:
+    """Grade NUM_STUDENTS reference answers of ``exercises`` in one batch.
+
+    Returns the batch's seconds, the report's rows, and for each exercise the seconds each of
+    its notebooks took. The harness grades one notebook after another and writes each one's
+    log when its nbgrader process ends, so a notebook's time is the gap between its log's
+    modification time and the previous one's (the first one counts from the batch's start).
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "course"
+        copy_course(root, exercises)
+        harness(root, "assignments")
+        hand_in(root, exercises, Path(tmp) / "hand-in")
+        start_wall = time.time()
         start_s = time.perf_counter()
         harness(root, "grade", str(Path(tmp) / "hand-in"))
         elapsed_s = time.perf_counter() - start_s
         rows = json.loads((root / "_build/grading/report.json").read_text(encoding="utf-8"))["rows"]
-    print(f"grading_notebooks: {NUM_STUDENTS}")
+        logs = root / "_build/grading/logs"
+        ends = [(logs / f"autograde.{row['student_id']}.{row['exercise']}.log").stat().st_mtime for row in rows]
+    per_notebook_s: dict[str, list[float]] = {exercise: [] for exercise in exercises}
+    for row, end, previous in zip(rows, ends, [start_wall, *ends[:-1]], strict=True):
+        per_notebook_s[row["exercise"]].append(end - previous)
+    return elapsed_s, rows, per_notebook_s
+
+
+def main() -> None:
+    exercises = list_exercises(REPO)
+    elapsed_s, rows, per_notebook_s = grade_batch(exercises)
+    notebooks = NUM_STUDENTS * len(exercises)
+    print(f"grading_notebooks: {notebooks}")
     # The reference answers must all score full marks, or the time measured something else.
     print(f"grading_full_marks: {sum(r['score'] == r['max_score'] for r in rows)}/{len(rows)}")
     print(f"grading_batch_s: {elapsed_s:.1f}")
-    print(f"grading_s_per_notebook: {elapsed_s / NUM_STUDENTS:.1f}")
+    print(f"grading_s_per_notebook: {elapsed_s / notebooks:.1f}")
+    for exercise, seconds in per_notebook_s.items():
+        print(f"grading_autograde_s_{exercise}: {sum(seconds) / len(seconds):.1f}")
+    # What is left: feedback pages (one nbgrader run per exercise) and the CSV export.
+    print(f"grading_feedback_and_export_s: {elapsed_s - sum(map(sum, per_notebook_s.values())):.1f}")
 
 
 if __name__ == "__main__":

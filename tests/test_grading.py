@@ -1,16 +1,20 @@
-"""The grading of exercise 1, proven: the checks in-process (fast), then the nbgrader harness end to end (slow).
+"""The grading of every exercise, proven: the checks in-process (fast), then the nbgrader harness end to end (slow).
 
-Fast part: every named check runs against the notebook's reference solution
-and against each wrong "variant" in tests/grading_fixtures/variants/ (a file
-of solution cells that replace the reference's), and must pass or fail
-exactly as the table VARIANT_FAILURES says.
+Fast part: every named check runs against each notebook's reference solution
+and against each wrong "variant" in tests/grading_fixtures/variants/<exercise>/
+(a file of solution cells that replace the reference's), and must pass or fail
+exactly as the exercise's table of variant failures says. Exercise 1's checks
+(a generation loop on an instrumented model) have tests of their own; those of
+exercises 2 to 4 (functions of plain numbers) share one set.
 
-Slow part (about two minutes): one course copy in a temporary folder, one
-``assignments`` run, and one ``grade`` batch that every slow test reads. The
-batch holds the solution, the bare release, the mutants, and one student per
-fault: an edited locked test cell, a deleted test cell, a loop that never
-ends, a file that is not JSON and a cheat that redefines ``check``. Under pytest-xdist use ``--dist loadfile`` so
-that one worker grades the batch once.
+Slow part (a few minutes): two course copies in temporary folders, one
+``assignments`` run each, and one ``grade`` batch per copy, run at the same
+time, that every slow test reads. The batch holds the solution and the bare
+release of every exercise, every mutant of exercises 2 to 4, exercise 1's
+mutants, and one student per fault: an edited locked test cell, a deleted
+test cell, a loop that never ends, a file that is not JSON and a cheat that
+redefines ``check``. Under pytest-xdist use ``--dist loadfile`` so that one
+worker grades the batch once.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ import subprocess
 import sys
 import warnings
 from contextlib import redirect_stdout
+from dataclasses import dataclass, field
 from pathlib import Path
 from subprocess import PIPE
 from typing import Any
@@ -50,62 +55,231 @@ from autograde.regenerate_expected import build_expected, expected_file
 from autograde.submissions import LayoutError, read_submissions
 
 REPO = Path(__file__).resolve().parent.parent
-EXERCISE = "ex01_prefill_decode"
-VARIANTS_DIR = Path(__file__).resolve().parent / "grading_fixtures" / "variants"
+VARIANTS_ROOT = Path(__file__).resolve().parent / "grading_fixtures" / "variants"
 MAX_SCORE = 10.0
-POINTS = {
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """What the tests know about one exercise, written down independently of the grading code."""
+
+    name: str
+    key: str
+    """Its expected-values file: ``autograde/expected/<key>.json``."""
+    points: dict[str, float]
+    """Test cell (= visible check) -> points."""
+    function_of: dict[str, str]
+    """Visible check -> the student's function it calls."""
+    variant_failures: dict[str, set[str]]
+    """Variant -> the checks it must fail (every other check of the exercise must pass)."""
+    batch_only: frozenset[str] = frozenset()
+    """Variant files that only the nbgrader batch can judge (an endless loop, a cheat aimed at the harness)."""
+    chapter: str = ""
+    """The chapter the intro names, as ``Chapter N, *Title*`` (exercises 2 to 4)."""
+    batch_mutants: tuple[str, ...] = field(default=())
+    """Variants graded in the nbgrader batch."""
+
+    @property
+    def checks(self) -> set[str]:
+        return set(self.points) | {name + "_hidden" for name in self.points}
+
+    def score_without(self, failing: set[str]) -> float:
+        """Points a notebook earns when exactly the checks in ``failing`` fail (a cell needs both of its checks)."""
+        return sum(points for name, points in self.points.items() if not {name, name + "_hidden"} & failing)
+
+
+def both(*names: str) -> set[str]:
+    """Each visible check with its hidden twin."""
+    return {name + suffix for name in names for suffix in ("", "_hidden")}
+
+
+def hidden(*names: str) -> set[str]:
+    """Only the hidden twins."""
+    return {name + "_hidden" for name in names}
+
+
+def all_but_stub(variant_failures: dict[str, set[str]]) -> tuple[str, ...]:
+    """Every variant but the stub, which the untouched release plays in the batch."""
+    return tuple(sorted(set(variant_failures) - {"stub"}))
+
+
+# --------------------------------------------------------------------------- exercise 1: prefill and decode
+
+GENERATE = ("ex01_generate_tokens", "ex01_generate_kv_cache", "ex01_generate_timestamps")
+TOKENS_CACHE_TIMES = both(*GENERATE)
+TOKENS_TIMES = both("ex01_generate_tokens", "ex01_generate_timestamps")
+CACHE_TIMES = both("ex01_generate_kv_cache", "ex01_generate_timestamps")
+TIMES = both("ex01_generate_timestamps")
+EX01_POINTS = {
     "ex01_generate_tokens": 3.0,
     "ex01_generate_kv_cache": 2.0,
     "ex01_generate_timestamps": 2.0,
     "ex01_latency_metrics": 2.0,
     "ex01_tokens_processed": 1.0,
 }
-FUNCTION_OF = {
-    "ex01_generate_tokens": "generate",
-    "ex01_generate_kv_cache": "generate",
-    "ex01_generate_timestamps": "generate",
-    "ex01_latency_metrics": "latency_metrics",
-    "ex01_tokens_processed": "num_tokens_processed",
+EX01 = Exercise(
+    name="ex01_prefill_decode",
+    key="ex01",
+    points=EX01_POINTS,
+    function_of={
+        "ex01_generate_tokens": "generate",
+        "ex01_generate_kv_cache": "generate",
+        "ex01_generate_timestamps": "generate",
+        "ex01_latency_metrics": "latency_metrics",
+        "ex01_tokens_processed": "num_tokens_processed",
+    },
+    variant_failures={
+        "off_by_one": TOKENS_CACHE_TIMES,
+        "reprefill_every_step": CACHE_TIMES,
+        "recompute_with_forward": CACHE_TIMES,
+        "ignores_eos": TOKENS_CACHE_TIMES,
+        "drops_eos": TOKENS_TIMES,
+        "request_time_after_prefill": TIMES,
+        "token_time_after_next_decode": TIMES,
+        "hardcoded_visible": hidden(*EX01_POINTS),
+        "tpot_over_all_tokens": both("ex01_latency_metrics"),
+        "stub": both(*EX01_POINTS),
+    },
+    batch_only=frozenset({"hangs_after_eos", "redefines_check"}),
+    batch_mutants=(
+        "off_by_one",
+        "reprefill_every_step",
+        "ignores_eos",
+        "drops_eos",
+        "request_time_after_prefill",
+        "token_time_after_next_decode",
+        "hardcoded_visible",
+        "tpot_over_all_tokens",
+    ),
+)
+
+# --------------------------------------------------------------------------- exercise 2: GPT-2-style parameters
+
+BLOCK, MODEL, FRACTION = "ex02_block_params", "ex02_model_params", "ex02_attention_fraction"
+EX02_FAILURES: dict[str, set[str]] = {
+    # gpt_params calls gpt_block_params, so a wrong block makes a wrong model.
+    "forgets_biases": both(BLOCK, MODEL),
+    "layernorm_without_bias": both(BLOCK, MODEL),
+    "gated_ffn": both(BLOCK, MODEL, FRACTION),
+    "returns_float": both(BLOCK, MODEL),
+    "counts_untied_head": both(MODEL),
+    "forgets_position_table": both(MODEL),
+    "ignores_tied_flag": hidden(MODEL),  # the visible model is tied
+    "fraction_of_whole_block": both(FRACTION),
+    "hardcoded_visible": hidden(BLOCK, MODEL, FRACTION),
+    "stub": both(BLOCK, MODEL, FRACTION),
 }
-GENERATE = ("ex01_generate_tokens", "ex01_generate_kv_cache", "ex01_generate_timestamps")
-TOKENS_CACHE_TIMES = {name + suffix for name in GENERATE for suffix in ("", "_hidden")}
-TOKENS_TIMES = {name + suffix for name in GENERATE if name != "ex01_generate_kv_cache" for suffix in ("", "_hidden")}
-CACHE_TIMES = {name + suffix for name in GENERATE if name != "ex01_generate_tokens" for suffix in ("", "_hidden")}
-TIMES = {"ex01_generate_timestamps", "ex01_generate_timestamps_hidden"}
-ALL_HIDDEN = {name for name in REGISTRY if name.endswith("_hidden")}
+EX02 = Exercise(
+    name="ex02_attention_ffn",
+    key="ex02",
+    points={BLOCK: 4.0, MODEL: 4.0, FRACTION: 2.0},
+    function_of={BLOCK: "gpt_block_params", MODEL: "gpt_params", FRACTION: "attention_fraction"},
+    variant_failures=EX02_FAILURES,
+    batch_mutants=all_but_stub(EX02_FAILURES),
+    chapter="Chapter 2, *Attention and the FFN*",
+)
 
-VARIANT_FAILURES: dict[str, set[str]] = {
-    "off_by_one": TOKENS_CACHE_TIMES,
-    "reprefill_every_step": CACHE_TIMES,
-    "recompute_with_forward": CACHE_TIMES,
-    "ignores_eos": TOKENS_CACHE_TIMES,
-    "drops_eos": TOKENS_TIMES,
-    "request_time_after_prefill": TIMES,
-    "token_time_after_next_decode": TIMES,
-    "hardcoded_visible": ALL_HIDDEN,
-    "tpot_over_all_tokens": {"ex01_latency_metrics", "ex01_latency_metrics_hidden"},
-    "stub": set(REGISTRY),
+# --------------------------------------------------------------------------- exercise 3: KV cache with CLA, what fits
+
+CLA, TOKENS, BATCH = "ex03_cla_kv_bytes", "ex03_kv_tokens_that_fit", "ex03_max_batch"
+EX03_FAILURES: dict[str, set[str]] = {
+    "forgets_k_and_v": both(CLA),
+    "uses_num_heads": both(CLA),
+    "floor_groups": hidden(CLA),  # the visible model's 32 layers are a multiple of 2
+    # max_batch_that_fits calls kv_tokens_that_fit, so a wrong token count makes a wrong batch.
+    "gib_not_gb": both(TOKENS, BATCH),
+    "forgets_weights": both(TOKENS, BATCH),
+    "no_floor": both(TOKENS, BATCH),
+    "rounds_batch": hidden(BATCH),  # the visible batch, 29.09 sequences, rounds the same either way
+    "hardcoded_visible": hidden(CLA, TOKENS, BATCH),
+    "stub": both(CLA, TOKENS, BATCH),
 }
-"""Variant -> the checks it must fail (every other check must pass)."""
+EX03 = Exercise(
+    name="ex03_kv_cache",
+    key="ex03",
+    points={CLA: 4.0, TOKENS: 3.0, BATCH: 3.0},
+    function_of={CLA: "cla_kv_bytes_per_token", TOKENS: "kv_tokens_that_fit", BATCH: "max_batch_that_fits"},
+    variant_failures=EX03_FAILURES,
+    batch_mutants=all_but_stub(EX03_FAILURES),
+    chapter="Chapter 3, *The KV cache*",
+)
+
+# --------------------------------------------------------------------------- exercise 4: MoE experts on the roofline
+
+PER_EXPERT, FLOPS, BYTES = "ex04_tokens_per_expert", "ex04_expert_flops", "ex04_expert_bytes"
+INTENSITY, CRITICAL = "ex04_expert_intensity", "ex04_critical_batch"
+EX04_FAILURES: dict[str, set[str]] = {
+    # expert_ffn_intensity divides expert_ffn_flops by expert_ffn_bytes.
+    "forgets_experts_per_token": both(PER_EXPERT, FLOPS, INTENSITY, CRITICAL),
+    "macs_not_flops": both(FLOPS, INTENSITY, CRITICAL),
+    "two_matrix_experts": both(FLOPS, BYTES),  # both a third too small: their ratio is right
+    "dense_intensity": both(INTENSITY, CRITICAL),
+    "integer_division": hidden(PER_EXPERT),  # the visible 64 * 2 / 8 is a whole number
+    "inverted_ridge": both(CRITICAL),
+    "hardcoded_visible": hidden(PER_EXPERT, FLOPS, BYTES, INTENSITY, CRITICAL),
+    "stub": both(PER_EXPERT, FLOPS, BYTES, INTENSITY, CRITICAL),
+}
+EX04 = Exercise(
+    name="ex04_roofline",
+    key="ex04",
+    points={PER_EXPERT: 1.0, FLOPS: 2.0, BYTES: 2.0, INTENSITY: 2.0, CRITICAL: 3.0},
+    function_of={
+        PER_EXPERT: "tokens_per_expert",
+        FLOPS: "expert_ffn_flops",
+        BYTES: "expert_ffn_bytes",
+        INTENSITY: "expert_ffn_intensity",
+        CRITICAL: "moe_critical_batch",
+    },
+    variant_failures=EX04_FAILURES,
+    batch_mutants=all_but_stub(EX04_FAILURES),
+    chapter="Chapter 4, *The roofline*",
+)
+
+NUMERIC_EXERCISES = [EX02, EX03, EX04]
+EXERCISES = [EX01, *NUMERIC_EXERCISES]
+BY_NAME = {exercise.name: exercise for exercise in EXERCISES}
+EXERCISE = EX01.name
+"""The exercise of the tests that are about exercise 1 only."""
+
+VARIANT_CASES = [
+    pytest.param(exercise, variant, id=f"{exercise.key}-{variant}")
+    for exercise in EXERCISES
+    for variant in sorted(exercise.variant_failures)
+]
+BATCH_MUTANT_CASES = [
+    pytest.param(exercise, variant, id=f"{exercise.key}-{variant}")
+    for exercise in EXERCISES
+    for variant in exercise.batch_mutants
+]
 
 
-def score_without(failing: set[str]) -> float:
-    """Points a notebook earns when exactly the checks in ``failing`` fail (a cell needs both of its checks)."""
-    return sum(points for name, points in POINTS.items() if not {name, name + "_hidden"} & failing)
+def by_exercise(exercises: list[Exercise]) -> pytest.MarkDecorator:
+    """Parametrise a test over ``exercises``, one id per expected-values key."""
+    return pytest.mark.parametrize("exercise", exercises, ids=[exercise.key for exercise in exercises])
 
 
-def read_variant(name: str) -> dict[str, str]:
-    """Solution cell id -> replacement code, from ``variants/<name>.py`` (``# %% replaces: <id>`` sections)."""
-    text = (VARIANTS_DIR / f"{name}.py").read_text(encoding="utf-8")
+def read_variant(exercise: Exercise, name: str) -> dict[str, str]:
+    """Solution cell id -> replacement code, from ``variants/<exercise>/<name>.py`` (``# %% replaces: <id>``)."""
+    text = (VARIANTS_ROOT / exercise.name / f"{name}.py").read_text(encoding="utf-8")
     parts = re.split(r"^# %% replaces: (\S+)\n", text, flags=re.MULTILINE)
     if len(parts) < 3:
         raise ValueError(f"{name}.py has no '# %% replaces: <grade_id>' line")
     return {grade_id: code for grade_id, code in zip(parts[1::2], parts[2::2], strict=True)}
 
 
+_SOURCES: dict[str, nbformat.NotebookNode] = {}
+
+
+def source_of(exercise: Exercise) -> nbformat.NotebookNode:
+    """The exercise's source notebook (read once; tests that change it take a deep copy)."""
+    if exercise.name not in _SOURCES:
+        _SOURCES[exercise.name] = nbformat.read(source_notebook_path(exercise.name), as_version=4)
+    return _SOURCES[exercise.name]
+
+
 @pytest.fixture(scope="module")
 def source_nb() -> nbformat.NotebookNode:
-    return nbformat.read(source_notebook_path(EXERCISE), as_version=4)
+    return source_of(EX01)
 
 
 def passes(name: str, answer: Any) -> bool:
@@ -118,52 +292,100 @@ def passes(name: str, answer: Any) -> bool:
     return True
 
 
-def check_outcomes(namespace: dict[str, Any]) -> dict[str, bool]:
-    """Every registered check -> whether it passes on the answers in ``namespace``."""
-    return {name: passes(name, namespace[FUNCTION_OF[name.removesuffix("_hidden")]]) for name in REGISTRY}
+def check_outcomes(exercise: Exercise, namespace: dict[str, Any]) -> dict[str, bool]:
+    """Every check of ``exercise`` -> whether it passes on the answers in ``namespace``."""
+    return {
+        name: passes(name, namespace[exercise.function_of[name.removesuffix("_hidden")]])
+        for name in sorted(exercise.checks)
+    }
 
 
-# --------------------------------------------------------------------------- fast: the checks in-process
+def cell_with_id(nb: nbformat.NotebookNode, grade_id: str) -> nbformat.NotebookNode:
+    return next(cell for cell in nb.cells if cell.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
 
 
-def test_every_test_cell_calls_exactly_one_registered_check_and_its_hidden_twin(source_nb):
-    test_cells = [cell for cell in source_nb.cells if cell.metadata.get("nbgrader", {}).get("grade")]
-    assert {cell.metadata.nbgrader.grade_id: cell.metadata.nbgrader.points for cell in test_cells} == POINTS
+# --------------------------------------------------------------------------- fast: every exercise's checks in-process
+
+
+def test_the_registry_holds_exactly_every_exercises_checks():
+    assert set(REGISTRY) == set().union(*(exercise.checks for exercise in EXERCISES))
+
+
+def test_every_exercise_folder_is_known_to_these_tests():
+    folders = {path.parent.name for path in (REPO / "exercises").glob("*/*.ipynb")}
+    assert folders == set(BY_NAME)
+
+
+@by_exercise(EXERCISES)
+def test_every_test_cell_calls_exactly_one_registered_check_and_its_hidden_twin(exercise):
+    test_cells = [cell for cell in source_of(exercise).cells if cell.metadata.get("nbgrader", {}).get("grade")]
+    assert {cell.metadata.nbgrader.grade_id: cell.metadata.nbgrader.points for cell in test_cells} == exercise.points
     for cell in test_cells:
         grade_id = cell.metadata.nbgrader.grade_id
-        function = FUNCTION_OF[grade_id]
+        function = exercise.function_of[grade_id]
         assert cell.source == (
             f'check("{grade_id}", {function})\n### BEGIN HIDDEN TESTS\n'
             f'check("{grade_id}_hidden", {function})\n### END HIDDEN TESTS'
         )
         assert cell.metadata.nbgrader.locked
-    assert set(REGISTRY) == set(POINTS) | {name + "_hidden" for name in POINTS}
 
 
-def test_reference_solution_passes_every_check(source_nb):
-    outcomes = check_outcomes(run_answers(source_nb))
+@by_exercise(EXERCISES)
+def test_points_total_ten(exercise):
+    assert sum(exercise.points.values()) == MAX_SCORE
+
+
+@by_exercise(NUMERIC_EXERCISES)
+def test_the_intro_names_its_chapter_and_the_chapter_has_that_title(exercise):
+    intro = source_of(exercise).cells[0]
+    assert intro.metadata.nbgrader.locked and exercise.chapter in intro.source
+    number, title = re.fullmatch(r"Chapter (\d), \*(.+)\*", exercise.chapter).groups()
+    chapter_file = next((REPO / "chapters").glob(f"0{number}_*.md"))
+    assert f"# {number}. {title}\n" in chapter_file.read_text(encoding="utf-8")
+
+
+@by_exercise(EXERCISES)
+def test_reference_solution_passes_every_check(exercise):
+    outcomes = check_outcomes(exercise, run_answers(source_of(exercise)))
     assert [name for name, ok in outcomes.items() if not ok] == []
 
 
-@pytest.mark.parametrize("variant", sorted(VARIANT_FAILURES))
-def test_each_wrong_variant_fails_exactly_the_checks_it_should(source_nb, variant):
-    outcomes = check_outcomes(run_answers(source_nb, read_variant(variant)))
+@pytest.mark.parametrize(("exercise", "variant"), VARIANT_CASES)
+def test_each_wrong_variant_fails_exactly_the_checks_it_should(exercise, variant):
+    outcomes = check_outcomes(exercise, run_answers(source_of(exercise), read_variant(exercise, variant)))
     failing = {name for name, ok in outcomes.items() if not ok}
-    assert failing == VARIANT_FAILURES[variant]
-    assert score_without(failing) < MAX_SCORE
+    assert failing == exercise.variant_failures[variant]
+    assert exercise.score_without(failing) < MAX_SCORE
 
 
-def test_every_variant_file_is_in_the_table_or_is_a_batch_only_fault():
-    batch_only = {"hangs_after_eos", "redefines_check"}  # an endless loop; a cheat aimed at the harness
-    assert {path.stem for path in VARIANTS_DIR.glob("*.py")} == set(VARIANT_FAILURES) | batch_only
+@by_exercise(EXERCISES)
+def test_every_variant_file_is_in_the_table_or_is_a_batch_only_fault(exercise):
+    files = {path.stem for path in (VARIANTS_ROOT / exercise.name).glob("*.py")}
+    assert files == set(exercise.variant_failures) | exercise.batch_only
 
 
-def _hidden_failure_messages(namespace: dict[str, Any]) -> list[str]:
+@by_exercise(EXERCISES)
+def test_at_least_five_plausible_wrong_answers_each_lose_points(exercise):
+    plausible = set(exercise.variant_failures) - {"stub", "hardcoded_visible"}
+    losing = [name for name in plausible if exercise.score_without(exercise.variant_failures[name]) < MAX_SCORE]
+    assert len(losing) >= 5
+
+
+@by_exercise(NUMERIC_EXERCISES)
+def test_some_plausible_mistake_is_caught_only_by_the_hidden_cases(exercise):
+    plausible = set(exercise.variant_failures) - {"stub", "hardcoded_visible"}
+    only_hidden = [name for name in plausible if all(n.endswith("_hidden") for n in exercise.variant_failures[name])]
+    assert only_hidden  # the hidden cases earn their keep
+
+
+def _hidden_failure_messages(exercise: Exercise, namespace: dict[str, Any]) -> list[str]:
     messages = []
-    for name in sorted(ALL_HIDDEN):
+    for name in sorted(exercise.checks):
+        if not name.endswith("_hidden"):
+            continue
         with redirect_stdout(io.StringIO()):
             try:
-                check(name, namespace[FUNCTION_OF[name.removesuffix("_hidden")]])
+                check(name, namespace[exercise.function_of[name.removesuffix("_hidden")]])
             except CheckFailed as error:
                 messages.append(str(error))
     return messages
@@ -181,11 +403,50 @@ def test_hidden_check_messages_never_show_expected_values(source_nb):
         secrets += [repr(value) for value in case["expected"].values() if value is not None]
     secrets += [f"expected {case['expected']}" for case in expected["num_tokens_processed"]["hidden"]]
     messages = []
-    for variant in sorted(VARIANT_FAILURES):
-        messages += _hidden_failure_messages(run_answers(source_nb, read_variant(variant)))
+    for variant in sorted(EX01.variant_failures):
+        messages += _hidden_failure_messages(EX01, run_answers(source_nb, read_variant(EX01, variant)))
     assert len(messages) >= 20  # the mutants really did fail hidden checks
     leaked = [(secret, message) for message in messages for secret in secrets if secret in message]
     assert leaked == []
+
+
+def _numeric_secrets(value: Any) -> list[str]:
+    """How a hidden expected value could show in a message: its repr, with thousands separators, after 'expected'."""
+    forms = [f"expected {value!r}", f"expected {value:,}"]
+    if len(repr(value)) >= 4:  # short numbers ("16", "0.5") occur in any text
+        forms += [repr(value), f"{value:,}"]
+    if isinstance(value, float) and value.is_integer():
+        forms.append(f"{int(value):,}")
+    return forms
+
+
+@by_exercise(NUMERIC_EXERCISES)
+def test_numeric_hidden_messages_never_show_expected_values_or_inputs(exercise):
+    expected = load_expected(exercise.key)
+    secrets = []
+    for function in exercise.function_of.values():
+        for case in expected[function]["hidden"]:
+            secrets += _numeric_secrets(case["expected"])
+            secrets += [f"{function}({', '.join(map(repr, case['args']))}", case["note"]]
+            secrets += [f"{name}={case['args'][0]!r}" for name in ("d_model", "num_layers", "batch_size", "memory_gb")]
+    messages = []
+    for variant in sorted(exercise.variant_failures):
+        answers = run_answers(source_of(exercise), read_variant(exercise, variant))
+        messages += _hidden_failure_messages(exercise, answers)
+    assert len(messages) >= 10  # the mutants really did fail hidden checks
+    assert all(re.search(r"hidden case \d+ of \d+", message) for message in messages)
+    leaked = [(secret, message) for message in messages for secret in secrets if secret in message]
+    assert leaked == []
+
+
+@by_exercise(NUMERIC_EXERCISES)
+def test_hidden_cases_use_other_inputs_than_the_visible_ones(exercise):
+    expected = load_expected(exercise.key)
+    for function in exercise.function_of.values():
+        section = expected[function]
+        visible = [(case["args"], case["kwargs"]) for case in section["visible"]]
+        assert section["hidden"] and section["bad_inputs"]
+        assert all((case["args"], case["kwargs"]) not in visible for case in section["hidden"])
 
 
 def test_unknown_check_name_is_a_clear_key_error():
@@ -223,6 +484,70 @@ def test_an_object_equal_to_everything_earns_nothing(source_nb):
         check("ex01_generate_tokens", generate)
     with pytest.raises(CheckFailed, match="must be a dict, got AlwaysEqual"):
         check("ex01_latency_metrics", latency_metrics)
+
+
+def test_numeric_checks_refuse_an_object_equal_to_everything_and_a_float_count():
+    def cheat(*args, **kwargs):
+        return AlwaysEqual()
+
+    with pytest.raises(CheckFailed, match=r"must be an int \(a whole number of parameters\), got AlwaysEqual"):
+        check("ex02_block_params", cheat)
+    with pytest.raises(CheckFailed, match=r"must be a number \(an int or a float\), got AlwaysEqual"):
+        check("ex04_critical_batch", cheat)
+    with pytest.raises(CheckFailed, match=r"got bool"):
+        check("ex03_max_batch", lambda *args: True)
+    reference = run_answers(source_of(EX03))
+
+    def float_tokens(*args):
+        return float(reference["kv_tokens_that_fit"](*args))
+
+    with pytest.raises(CheckFailed, match=r"got float: 953212\.0\. Round down"):
+        check("ex03_kv_tokens_that_fit", float_tokens)
+    hidden_message = r"hidden case 1 of \d+ must be an int \(a whole number of tokens\), got float\. "
+    with pytest.raises(CheckFailed, match=hidden_message):
+        check("ex03_kv_tokens_that_fit_hidden", float_tokens)
+
+
+def test_a_numeric_visible_failure_shows_the_call_the_expected_value_and_a_hint():
+    wrong = read_variant(EX03, "uses_num_heads")
+    answers = run_answers(source_of(EX03), wrong)
+    message = (
+        "cla_kv_bytes_per_token(num_layers=32, num_heads=32, num_kv_heads=8, head_dim=128, layers_per_kv=2, "
+        "bytes_per_value=2): expected 65,536 bytes, got 262,144. Each group"
+    )
+    with pytest.raises(CheckFailed, match=re.escape(message)):
+        check("ex03_cla_kv_bytes", answers["cla_kv_bytes_per_token"])
+
+
+def test_a_numeric_answer_that_accepts_bad_input_fails_the_visible_check():
+    reference = run_answers(source_of(EX04))
+
+    def lenient(*args):
+        try:
+            return reference["tokens_per_expert"](*args)
+        except ValueError:
+            return 0.0
+
+    refused = r"tokens_per_expert\(batch_size=0, .*\(batch_size=0\) should raise ValueError"
+    with pytest.raises(CheckFailed, match=refused):
+        check("ex04_tokens_per_expert", lenient)
+    check("ex04_tokens_per_expert_hidden", lenient)  # hidden cases hold no bad input
+
+
+def test_a_correct_numeric_answer_that_prints_warns_and_returns_numpy_types_still_passes(capsys):
+    import numpy as np
+
+    reference = run_answers(source_of(EX02))
+
+    def gpt_params(*args, **kwargs):
+        warnings.warn("a harmless RuntimeWarning", RuntimeWarning, stacklevel=1)
+        print("debug output", file=sys.stderr)
+        return np.int64(reference["gpt_params"](*args, **kwargs))
+
+    check("ex02_model_params", gpt_params)
+    check("ex02_model_params_hidden", gpt_params)
+    check("ex02_attention_fraction", lambda *args: np.float64(reference["attention_fraction"](*args)))
+    assert "debug output" in capsys.readouterr().out
 
 
 def test_a_float_where_a_token_id_belongs_is_refused(source_nb):
@@ -276,17 +601,18 @@ def test_the_checker_model_names_what_it_offers(source_nb):
         check("ex01_generate_kv_cache", generate)
 
 
-def test_committed_expected_values_match_a_fresh_regeneration():
-    assert expected_file().read_text(encoding="utf-8") == dump_expected(build_expected())
+@by_exercise(EXERCISES)
+def test_committed_expected_values_match_a_fresh_regeneration(exercise):
+    assert expected_file(exercise.key).read_text(encoding="utf-8") == dump_expected(build_expected(exercise.key))
 
 
 def test_expected_values_load_from_the_installed_package_in_any_working_directory(tmp_path):
     code = (
         "from autograde.checks import check; from autograde.expected import load_expected; "
-        "print(len(load_expected('ex01')['generate']['hidden']))"
+        "print(*(len(load_expected(key)) for key in ('ex01', 'ex02', 'ex03', 'ex04')))"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
-    assert result.stdout.strip() == str(len(load_expected("ex01")["generate"]["hidden"]))
+    assert result.stdout.split() == [str(len(load_expected(exercise.key))) for exercise in EXERCISES]
 
 
 def test_secret_lines_skip_text_the_notebook_already_shows(source_nb):
@@ -294,10 +620,10 @@ def test_secret_lines_skip_text_the_notebook_already_shows(source_nb):
     assert "token_times_s.append(clock())" in solution_secrets
     # The docstring states this formula, so it is no secret.
     assert "e2e_s = ttft_s + (num_new_tokens - 1) * decode_step_s" not in solution_secrets
-    hidden = secret_lines(source_nb, HIDDEN_TEST_MARKERS)
-    assert 'check("ex01_generate_tokens_hidden", generate)' in hidden
+    hidden_lines = secret_lines(source_nb, HIDDEN_TEST_MARKERS)
+    assert 'check("ex01_generate_tokens_hidden", generate)' in hidden_lines
     page = "<p>x</p><span>check(</span>&quot;ex01_generate_tokens_hidden&quot;, generate)"
-    assert find_leaks(html_visible_text(page), hidden, ()) != []
+    assert find_leaks(html_visible_text(page), hidden_lines, ()) != []
 
 
 def test_the_feedback_preprocessor_removes_hidden_tests_from_sources_tracebacks_and_prints(source_nb):
@@ -306,8 +632,8 @@ def test_the_feedback_preprocessor_removes_hidden_tests_from_sources_tracebacks_
         from autograde.feedback import HideHiddenTests
 
     nb = copy.deepcopy(source_nb)
-    test_cell = next(cell for cell in nb.cells if cell.metadata.get("nbgrader", {}).get("grade"))
-    test_cell.outputs = [
+    first_test_cell = next(cell for cell in nb.cells if cell.metadata.get("nbgrader", {}).get("grade"))
+    first_test_cell.outputs = [
         nbformat.v4.new_output(
             "error",
             ename="CheckFailed",
@@ -324,22 +650,27 @@ def test_the_feedback_preprocessor_removes_hidden_tests_from_sources_tracebacks_
     scrubbed, _ = HideHiddenTests().preprocess(nb, {})
     text = notebook_text(scrubbed)
     assert find_leaks(text, secret_lines(source_nb, HIDDEN_TEST_MARKERS), HIDDEN_TEST_MARKERS) == []
-    assert test_cell.outputs[0].traceback == ["CheckFailed: generate for hidden case 1 of 5: wrong"]
+    assert first_test_cell.outputs[0].traceback == ["CheckFailed: generate for hidden case 1 of 5: wrong"]
     assert demo_cell.outputs[0].text == "my output\n"
-    assert test_cell.source == 'check("ex01_generate_tokens", generate)'
+    assert first_test_cell.source == 'check("ex01_generate_tokens", generate)'
 
 
 def test_integrity_scan_flags_a_redefined_check_and_nothing_in_the_reference(source_nb):
     cheat = copy.deepcopy(source_nb)
     for cell in cheat.cells:
         if cell.metadata.get("nbgrader", {}).get("grade_id") == "ex01_generate_solution":
-            cell.source = read_variant("redefines_check")["ex01_generate_solution"]
+            cell.source = read_variant(EX01, "redefines_check")["ex01_generate_solution"]
     cheat.cells.append(nbformat.v4.new_code_cell("import builtins\n%time x = 1\nbuiltins.print = None"))
     assert suspicious_code(source_nb) == []
     assert suspicious_code(cheat) == [
         "cell 6 defines `check`",
         f"cell {len(cheat.cells)} imports `builtins`, uses `builtins`",  # a magic line does not hide the rest
     ]
+
+
+@by_exercise(NUMERIC_EXERCISES)
+def test_the_integrity_scan_finds_nothing_in_the_other_references(exercise):
+    assert suspicious_code(source_of(exercise)) == []
 
 
 # --------------------------------------------------------------------------- fast: child processes and their limits
@@ -434,14 +765,15 @@ def _harness_concurrently(runs: list[tuple[Path, tuple[str, ...]]]) -> list[subp
     ]
     results = []
     for process in processes:
-        stdout, stderr = process.communicate(timeout=900)
+        stdout, stderr = process.communicate(timeout=1200)
         results.append(subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr))
     return results
 
 
 def _copy_course(root: Path) -> Path:
     """A private copy of the course: its config files and source exercises, nothing built."""
-    for relative in ("nbgrader_config.py", "autograde/nbgrader_config.py", f"exercises/{EXERCISE}/{EXERCISE}.ipynb"):
+    notebooks = [f"exercises/{exercise.name}/{exercise.name}.ipynb" for exercise in EXERCISES]
+    for relative in ("nbgrader_config.py", "autograde/nbgrader_config.py", *notebooks):
         (root / relative).parent.mkdir(parents=True, exist_ok=True)
         (root / relative).write_bytes((REPO / relative).read_bytes())
     return root
@@ -461,15 +793,15 @@ def released_course(released_courses) -> Path:
     return released_courses[0]
 
 
-def _release(root: Path) -> nbformat.NotebookNode:
-    return nbformat.read(root / "_build/grading/release" / EXERCISE / f"{EXERCISE}.ipynb", as_version=4)
+def _release(root: Path, exercise: str = EXERCISE) -> nbformat.NotebookNode:
+    return nbformat.read(root / "_build/grading/release" / exercise / f"{exercise}.ipynb", as_version=4)
 
 
 def _submission(
-    release: nbformat.NotebookNode, source: nbformat.NotebookNode, variant: str | None
+    release: nbformat.NotebookNode, source: nbformat.NotebookNode, exercise: Exercise, variant: str | None
 ) -> nbformat.NotebookNode:
     """The release with every solution cell answered: by the variant where it has code, else by the reference."""
-    replacements = read_variant(variant) if variant else {}
+    replacements = read_variant(exercise, variant) if variant else {}
     reference = solution_sources(source)
     nb = copy.deepcopy(release)
     for cell in nb.cells:
@@ -479,20 +811,9 @@ def _submission(
     return nb
 
 
-BATCH_MUTANTS = {
-    name: score_without(VARIANT_FAILURES[name])
-    for name in (
-        "off_by_one",
-        "reprefill_every_step",
-        "ignores_eos",
-        "drops_eos",
-        "request_time_after_prefill",
-        "token_time_after_next_decode",
-        "hardcoded_visible",
-        "tpot_over_all_tokens",
-    )
-}
-"""Mutants graded in the batch -> the score each must get."""
+def _mutant_id(exercise: Exercise, variant: str) -> str:
+    """Student id of a mutant in the batch: ``mutant_<name>`` for exercise 1, ``mutant_<key>_<name>`` otherwise."""
+    return f"mutant_{variant}" if exercise is EX01 else f"mutant_{exercise.key}_{variant}"
 
 
 def _edit_locked_cell(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -513,39 +834,57 @@ def _delete_test_cell(nb: nbformat.NotebookNode, grade_id: str) -> nbformat.Note
     return nb
 
 
-def _split(student_ids: list[str], slow: set[str]) -> list[list[str]]:
-    """Spread students over NUM_BATCHES batches of about equal grading time (a slow one counts as four)."""
+def _split(notebooks: dict[str, dict[str, str]], slow: set[str]) -> list[list[str]]:
+    """Spread students over NUM_BATCHES batches of about equal grading time (a notebook counts 1, a slow one 4)."""
     batches: list[list[str]] = [[] for _ in range(NUM_BATCHES)]
     loads = [0] * NUM_BATCHES
-    for student_id in sorted(student_ids, key=lambda sid: (sid not in slow, sid)):
+
+    def load(student_id: str) -> int:
+        return 4 if student_id in slow else len(notebooks[student_id])
+
+    for student_id in sorted(notebooks, key=lambda sid: (-load(sid), sid)):
         emptiest = loads.index(min(loads))
         batches[emptiest].append(student_id)
-        loads[emptiest] += 4 if student_id in slow else 1
+        loads[emptiest] += load(student_id)
     return batches
 
 
-@pytest.fixture(scope="module")
-def graded(released_courses, source_nb, tmp_path_factory) -> dict[str, Any]:
-    """Grade every case, split over the course copies at once; returns exit statuses, output and reports."""
-    release = _release(released_courses[0])
-    notebooks = {
-        "solution": nbformat.writes(_submission(release, source_nb, None)),
-        "untouched_release": nbformat.writes(release),
-        "edits_locked_cell": nbformat.writes(_edit_locked_cell(_submission(release, source_nb, None))),
-        "deletes_test_cell": nbformat.writes(
-            _delete_test_cell(_submission(release, source_nb, None), "ex01_tokens_processed")
-        ),
-        "hangs_after_eos": nbformat.writes(_submission(release, source_nb, "hangs_after_eos")),
-        "redefines_check": nbformat.writes(_submission(release, source_nb, "redefines_check")),
-        **{f"mutant_{name}": nbformat.writes(_submission(release, source_nb, name)) for name in BATCH_MUTANTS},
-        "not_json": '{"cells": [ this is not json',
+def _batch_notebooks(release_root: Path) -> dict[str, dict[str, str]]:
+    """Student id -> exercise -> the notebook text that student hands in."""
+    releases = {exercise.name: _release(release_root, exercise.name) for exercise in EXERCISES}
+
+    def answered(exercise: Exercise, variant: str | None) -> str:
+        return nbformat.writes(_submission(releases[exercise.name], source_of(exercise), exercise, variant))
+
+    ex01_solution = _submission(releases[EXERCISE], source_of(EX01), EX01, None)
+    notebooks: dict[str, dict[str, str]] = {
+        "solution": {exercise.name: answered(exercise, None) for exercise in EXERCISES},
+        "untouched_release": {name: nbformat.writes(release) for name, release in releases.items()},
+        "edits_locked_cell": {EXERCISE: nbformat.writes(_edit_locked_cell(copy.deepcopy(ex01_solution)))},
+        "deletes_test_cell": {
+            EXERCISE: nbformat.writes(_delete_test_cell(copy.deepcopy(ex01_solution), "ex01_tokens_processed"))
+        },
+        "hangs_after_eos": {EXERCISE: answered(EX01, "hangs_after_eos")},
+        "redefines_check": {EXERCISE: answered(EX01, "redefines_check")},
+        "not_json": {EXERCISE: '{"cells": [ this is not json'},
     }
-    batches = _split(list(notebooks), slow={"hangs_after_eos"})
+    for exercise in EXERCISES:
+        for variant in exercise.batch_mutants:
+            notebooks[_mutant_id(exercise, variant)] = {exercise.name: answered(exercise, variant)}
+    return notebooks
+
+
+@pytest.fixture(scope="module")
+def graded(released_courses, tmp_path_factory) -> dict[str, Any]:
+    """Grade every case, split over the course copies at once; returns exit statuses, output and reports."""
+    notebooks = _batch_notebooks(released_courses[0])
+    batches = _split(notebooks, slow={"hangs_after_eos"})
     runs = []
     for root, student_ids in zip(released_courses, batches, strict=True):
         hand_in = tmp_path_factory.mktemp("hand-in")
         for student_id in student_ids:
-            _notebook_file(hand_in / student_id / f"{EXERCISE}.ipynb", notebooks[student_id])
+            for exercise, text in notebooks[student_id].items():
+                _notebook_file(hand_in / student_id / f"{exercise}.ipynb", text)
         runs.append((root, ("grade", str(hand_in), "--cell-timeout-s", "5")))
     results = _harness_concurrently(runs)
     rows, root_of, errors = {}, {}, []
@@ -553,7 +892,7 @@ def graded(released_courses, source_nb, tmp_path_factory) -> dict[str, Any]:
         report = json.loads((root / "_build/grading/report.json").read_text(encoding="utf-8"))
         errors += report["harness_errors"]
         for row in report["rows"]:
-            rows[row["student_id"]] = row
+            rows[(row["student_id"], row["exercise"])] = row
             root_of[row["student_id"]] = root
     return {
         "results": results,
@@ -562,70 +901,91 @@ def graded(released_courses, source_nb, tmp_path_factory) -> dict[str, Any]:
         "root_of": root_of,
         "roots": released_courses,
         "harness_errors": errors,
-        "students": sorted(notebooks),
+        "submitted": sorted((sid, exercise) for sid, by_exercise in notebooks.items() for exercise in by_exercise),
     }
 
 
-def test_the_release_shows_no_solution_and_no_hidden_test(released_course, source_nb):
-    release = _release(released_course)
+@by_exercise(EXERCISES)
+def test_the_release_shows_no_solution_and_no_hidden_test(released_course, exercise):
+    source = source_of(exercise)
+    release = _release(released_course, exercise.name)
     text = notebook_text(release)
-    secrets = secret_lines(source_nb, SOLUTION_MARKERS) | secret_lines(source_nb, HIDDEN_TEST_MARKERS)
+    secrets = secret_lines(source, SOLUTION_MARKERS) | secret_lines(source, HIDDEN_TEST_MARKERS)
     assert len(secrets) > 10
     assert find_leaks(text, secrets, SOLUTION_MARKERS + HIDDEN_TEST_MARKERS) == []
-    assert "_hidden" not in text and "token_times_s.append(clock())" not in text
+    assert "_hidden" not in text
     stubs = [cell for cell in release.cells if cell.metadata.get("nbgrader", {}).get("solution")]
     stub_lines = ["    # YOUR CODE HERE", "    raise NotImplementedError()"]
-    assert [cell.source.splitlines()[-2:] for cell in stubs] == [stub_lines] * 3
+    assert [cell.source.splitlines()[-2:] for cell in stubs] == [stub_lines] * len(solution_sources(source))
 
 
-def test_batch_finishes_with_exit_status_zero_and_a_line_per_student(graded):
+def test_the_release_of_exercise_1_hides_its_key_solution_line(released_course):
+    assert "token_times_s.append(clock())" not in notebook_text(_release(released_course))
+
+
+def test_batch_finishes_with_exit_status_zero_and_a_line_per_notebook(graded):
     for result in graded["results"]:
         assert result.returncode == 0, result.stdout + result.stderr
     assert graded["harness_errors"] == []
-    assert sorted(graded["rows"]) == graded["students"]
-    for student_id in graded["students"]:
-        line = rf"^{student_id}\s+{EXERCISE}\s+\d+\.\d / 10\.0\s+(ok|flagged|failed)"
+    assert sorted(graded["rows"]) == graded["submitted"]
+    for student_id, exercise in graded["submitted"]:
+        line = rf"^{student_id}\s+{exercise}\s+\d+\.\d / 10\.0\s+(ok|flagged|failed)"
         assert re.search(line, graded["stdout"], re.MULTILINE)
 
 
-def test_the_solution_scores_full_marks(graded):
-    row = graded["rows"]["solution"]
+@by_exercise(EXERCISES)
+def test_the_solution_scores_full_marks(graded, exercise):
+    row = graded["rows"][("solution", exercise.name)]
     assert (row["status"], row["score"], row["max_score"]) == ("ok", MAX_SCORE, MAX_SCORE)
-    assert row["questions"] == POINTS
+    assert row["questions"] == exercise.points
 
 
-def test_the_untouched_release_scores_zero(graded):
-    row = graded["rows"]["untouched_release"]
+@by_exercise(EXERCISES)
+def test_the_solution_notebook_runs_every_cell_without_an_error(graded, exercise):
+    root = graded["root_of"]["solution"]
+    path = root / "_build/grading/autograded/solution" / exercise.name / f"{exercise.name}.ipynb"
+    errors = [
+        f"{output.ename}: {output.evalue}"
+        for cell in nbformat.read(path, as_version=4).cells
+        for output in cell.get("outputs", [])
+        if output.output_type == "error"
+    ]
+    assert errors == []  # the ungraded demo cells too: they use infer_lib, which must keep their API
+
+
+@by_exercise(EXERCISES)
+def test_the_untouched_release_scores_zero(graded, exercise):
+    row = graded["rows"][("untouched_release", exercise.name)]
     assert (row["status"], row["score"]) == ("ok", 0.0)
 
 
-@pytest.mark.parametrize("mutant", sorted(BATCH_MUTANTS))
-def test_each_mutant_loses_the_points_of_the_checks_it_fails(graded, mutant):
-    row = graded["rows"][f"mutant_{mutant}"]
+@pytest.mark.parametrize(("exercise", "mutant"), BATCH_MUTANT_CASES)
+def test_each_mutant_loses_the_points_of_the_checks_it_fails(graded, exercise, mutant):
+    row = graded["rows"][(_mutant_id(exercise, mutant), exercise.name)]
     assert row["status"] == "ok"
-    assert row["score"] == BATCH_MUTANTS[mutant] < MAX_SCORE
+    assert row["score"] == exercise.score_without(exercise.variant_failures[mutant]) < MAX_SCORE
 
 
 def test_an_edited_locked_test_cell_is_restored_before_grading(graded):
-    row = graded["rows"]["edits_locked_cell"]
+    row = graded["rows"][("edits_locked_cell", EXERCISE)]
     assert (row["status"], row["score"], row["max_score"]) == ("ok", MAX_SCORE - 2.0, MAX_SCORE)
     root = graded["root_of"]["edits_locked_cell"]
     autograded = nbformat.read(
         root / "_build/grading/autograded/edits_locked_cell" / EXERCISE / f"{EXERCISE}.ipynb", as_version=4
     )
-    cell = next(c for c in autograded.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "ex01_latency_metrics")
+    cell = cell_with_id(autograded, "ex01_latency_metrics")
     assert cell.source.startswith('check("ex01_latency_metrics", latency_metrics)')
     assert cell.metadata.nbgrader.points == 2
 
 
 def test_a_deleted_test_cell_scores_zero_and_is_flagged_for_a_person(graded):
-    row = graded["rows"]["deletes_test_cell"]
+    row = graded["rows"][("deletes_test_cell", EXERCISE)]
     assert (row["status"], row["score"]) == ("flagged", MAX_SCORE - 1.0)
     assert row["reason"] == "needs manual grading (deleted or broken test cell?): ex01_tokens_processed"
 
 
 def test_an_endless_loop_is_cut_off_and_the_other_questions_are_graded(graded):
-    row = graded["rows"]["hangs_after_eos"]
+    row = graded["rows"][("hangs_after_eos", EXERCISE)]
     assert (row["status"], row["score"]) == ("ok", 3.0)
     assert row["questions"] == {
         **dict.fromkeys(GENERATE, 0.0),
@@ -635,46 +995,50 @@ def test_an_endless_loop_is_cut_off_and_the_other_questions_are_graded(graded):
 
 
 def test_a_notebook_that_is_not_json_fails_alone_with_a_clear_reason(graded):
-    row = graded["rows"]["not_json"]
+    row = graded["rows"][("not_json", EXERCISE)]
     assert (row["status"], row["score"]) == ("failed", 0.0)
     assert row["reason"].startswith("not a notebook: invalid JSON at line 1")
 
 
 def test_a_redefined_check_is_flagged_for_review(graded):
-    row = graded["rows"]["redefines_check"]
+    row = graded["rows"][("redefines_check", EXERCISE)]
     assert row["status"] == "flagged"
     assert "review the code: cell 6 defines `check`" in row["reason"]
 
 
-def test_feedback_pages_show_visible_tests_but_no_hidden_test(graded, source_nb):
-    hidden = secret_lines(source_nb, HIDDEN_TEST_MARKERS)
+def test_feedback_pages_show_visible_tests_but_no_hidden_test(graded):
     pages = sorted(page for root in graded["roots"] for page in (root / "_build/grading/feedback").rglob("*.html"))
-    assert len(pages) == len(graded["students"]) - 1  # everyone but the broken notebook
+    assert len(pages) == len(graded["submitted"]) - 1  # every notebook but the broken one
     for page in pages:
+        exercise = BY_NAME[page.parent.name]
+        first_check, function = next(iter(exercise.function_of.items()))
         text = html_visible_text(page.read_text(encoding="utf-8"))
-        assert 'check("ex01_generate_tokens", generate)' in " ".join(text.split())
-        assert find_leaks(text, hidden, HIDDEN_TEST_MARKERS) == []
-        assert re.search(r'check\(\s*"ex01_\w+_hidden"', text) is None
+        assert f'check("{first_check}", {function})' in " ".join(text.split())
+        assert find_leaks(text, secret_lines(source_of(exercise), HIDDEN_TEST_MARKERS), HIDDEN_TEST_MARKERS) == []
+        assert re.search(r'check\(\s*"ex0\d_\w+_hidden"', text) is None
 
 
-def test_the_csv_export_has_one_row_per_student_with_the_reported_score(graded):
+def test_the_csv_export_has_one_row_per_notebook_with_the_reported_score(graded):
     rows = []
     for root in graded["roots"]:
         with open(root / "_build/grading/grades.csv", newline="", encoding="utf-8") as handle:
             rows += list(csv.DictReader(handle))
-    assert sorted(row["student_id"] for row in rows) == graded["students"]
+    # nbgrader exports every student of the gradebook for every assignment; those with no submission score 0.
+    submitted = [row for row in rows if (row["student_id"], row["assignment"]) in graded["rows"]]
+    assert sorted((row["student_id"], row["assignment"]) for row in submitted) == graded["submitted"]
     for row in rows:
-        assert row["assignment"] == EXERCISE
-        assert float(row["score"]) == graded["rows"][row["student_id"]]["score"]
+        assert row["assignment"] in BY_NAME
         assert float(row["max_score"]) == MAX_SCORE
+        reported = graded["rows"].get((row["student_id"], row["assignment"]))
+        assert float(row["score"]) == (reported["score"] if reported else 0.0)
 
 
 @pytest.fixture(scope="module")
-def regraded_after_crash(graded, source_nb, tmp_path_factory) -> dict[str, Any]:
+def regraded_after_crash(graded, tmp_path_factory) -> dict[str, Any]:
     """A copy of the graded course in which the student "solution" (10/10) resubmits a kernel-killing notebook."""
     root = tmp_path_factory.mktemp("regrade") / "course"
     shutil.copytree(graded["root_of"]["solution"], root)
-    crash = _submission(_release(root), source_nb, None)
+    crash = _submission(_release(root), source_of(EX01), EX01, None)
     for cell in crash.cells:
         if cell.metadata.get("nbgrader", {}).get("grade_id") == "ex01_generate_solution":
             cell.source = "import os\nos._exit(1)  # the kernel dies, as on a segfault or an out-of-memory kill"
@@ -683,17 +1047,20 @@ def regraded_after_crash(graded, source_nb, tmp_path_factory) -> dict[str, Any]:
     result = _harness(root, "grade", str(hand_in), "--cell-timeout-s", "5")
     report = json.loads((root / "_build/grading/report.json").read_text(encoding="utf-8"))
     with open(root / "_build/grading/grades.csv", newline="", encoding="utf-8") as handle:
-        csv_rows = {row["student_id"]: row for row in csv.DictReader(handle)}
-    return {"result": result, "row": report["rows"][0], "csv_rows": csv_rows}
+        csv_rows = {(row["student_id"], row["assignment"]): row for row in csv.DictReader(handle)}
+    return {"result": result, "rows": report["rows"], "csv_rows": csv_rows}
 
 
 def test_a_regrade_that_kills_the_kernel_fails_and_keeps_no_earlier_score(graded, regraded_after_crash):
-    assert graded["rows"]["solution"]["score"] == MAX_SCORE  # the grade before the resubmission
+    assert graded["rows"][("solution", EXERCISE)]["score"] == MAX_SCORE  # the grade before the resubmission
     assert regraded_after_crash["result"].returncode == 0
-    row = regraded_after_crash["row"]
-    assert (row["student_id"], row["status"], row["score"]) == ("solution", "failed", 0.0)
+    assert len(regraded_after_crash["rows"]) == 1
+    row = regraded_after_crash["rows"][0]
+    assert (row["student_id"], row["exercise"], row["status"], row["score"]) == ("solution", EXERCISE, "failed", 0.0)
     assert row["reason"] == "the kernel died (a crash, os._exit, or running out of memory)"
-    assert float(regraded_after_crash["csv_rows"]["solution"]["score"]) == 0.0
+    assert float(regraded_after_crash["csv_rows"][("solution", EXERCISE)]["score"]) == 0.0
+    # The student's other exercises keep their grades: only the resubmitted one was regraded.
+    assert float(regraded_after_crash["csv_rows"][("solution", EX02.name)]["score"]) == MAX_SCORE
 
 
 def test_a_wrong_layout_stops_before_grading_with_exit_status_two(released_course, tmp_path):

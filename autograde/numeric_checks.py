@@ -1,0 +1,139 @@
+"""Checks of answers that are functions of plain numbers (exercises 2, 3 and 4).
+
+A :class:`FunctionSpec` says which student function a check calls, where its
+cases live in ``autograde/expected/<key>.json`` and what kind of number it
+must return; :func:`make_checks` turns it into two named checks:
+
+- the visible check calls the function on the worked example(s), shows the
+  expected value and a hint when it is wrong, and requires a ``ValueError``
+  for each bad input listed in the expected values;
+- the hidden check (name ending in ``_hidden``) calls it on other inputs and
+  only says which case failed, never its inputs or the expected value.
+
+Every case follows the rules of :mod:`autograde.student_code`: the expected
+values are loaded before the student's code runs, the function receives
+copies of the inputs, and the result's exact type is checked before any
+comparison (a count must be an ``int``; a quantity may be an ``int`` or a
+``float``), so an object that claims to equal everything earns nothing.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from autograde.expected import load_expected
+from autograde.student_code import FLOAT_TYPES, INT_TYPES, CheckFailed, call_student, require_raises
+
+REL_TOL = 1e-9
+"""Relative tolerance for quantities: far above float rounding, far below any modelling mistake."""
+RESULT_KINDS = ("count", "quantity")
+"""``count``: an exact ``int`` (parameters, tokens, sequences); ``quantity``: an int or float compared to REL_TOL."""
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """One checked function of an exercise."""
+
+    check_name: str
+    """Name of the visible check, e.g. ``"ex02_block_params"``; the hidden one adds ``_hidden``."""
+    expected_key: str
+    """Expected-values file, e.g. ``"ex02"`` for ``autograde/expected/ex02.json``."""
+    function_name: str
+    """The student's function, e.g. ``"gpt_block_params"``; also its section in the expected values."""
+    parameters: tuple[str, ...]
+    """Names of the positional parameters, to show a visible case as a call."""
+    result: str
+    """One of :data:`RESULT_KINDS`."""
+    unit: str
+    """What the number counts, for messages (``"parameters"``, ``"bytes"``, ``"FLOP/byte"``; ``""`` for a share)."""
+    hint: str
+    """Added to the message of a failed visible case: where the usual mistake hides."""
+
+    def __post_init__(self) -> None:
+        if self.result not in RESULT_KINDS:
+            raise ValueError(f"result must be one of {RESULT_KINDS}, got {self.result!r}")
+
+
+def _call_text(spec: FunctionSpec, args: list[Any], kwargs: dict[str, Any]) -> str:
+    """A visible case as the call a student would type, arguments named."""
+    named = [f"{name}={value!r}" for name, value in zip(spec.parameters, args, strict=True)]
+    named += [f"{name}={value!r}" for name, value in kwargs.items()]
+    return f"{spec.function_name}({', '.join(named)})"
+
+
+def _show(value: float) -> str:
+    """A number for a message: ints with thousands separators, floats in full."""
+    if isinstance(value, int):
+        return f"{value:,}"
+    return repr(value)
+
+
+def _vet(spec: FunctionSpec, result: object, what: str, hidden: bool) -> float:
+    """The student's result as a plain Python number of the right kind, or CheckFailed.
+
+    A hidden case names the wrong type but not the value, which may sit next to the expected one.
+    """
+    __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
+    shown = "" if hidden else f": {result!r}"
+    if spec.result == "count":
+        if type(result) in FLOAT_TYPES:
+            raise CheckFailed(
+                f"{what} must be an int (a whole number of {spec.unit}), got float{shown}. "
+                "Round down with // or math.floor and return an int."
+            )
+        if type(result) not in INT_TYPES:
+            raise CheckFailed(f"{what} must be an int (a whole number of {spec.unit}), got {type(result).__name__}.")
+        return int(result)  # type: ignore[call-overload]
+    if type(result) in INT_TYPES:
+        return int(result)  # type: ignore[call-overload]
+    if type(result) in FLOAT_TYPES:
+        return float(result)  # type: ignore[arg-type]
+    raise CheckFailed(f"{what} must be a number (an int or a float), got {type(result).__name__}.")
+
+
+def _same(spec: FunctionSpec, got: float, want: float) -> bool:
+    """Exact for counts; within REL_TOL for quantities."""
+    if spec.result == "count":
+        return got == want
+    return math.isclose(got, want, rel_tol=REL_TOL, abs_tol=0.0)
+
+
+def _check(spec: FunctionSpec, answer: Callable[..., Any], hidden: bool) -> None:
+    """Run every visible or hidden case of ``spec`` on ``answer``; visible: bad input must raise ValueError."""
+    __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
+    section = load_expected(spec.expected_key)[spec.function_name]
+    cases = section["hidden" if hidden else "visible"]
+    for index, case in enumerate(cases):
+        args, kwargs = copy.deepcopy(case["args"]), copy.deepcopy(case.get("kwargs", {}))
+        label = (
+            f"{spec.function_name}, hidden case {index + 1} of {len(cases)}"
+            if hidden
+            else _call_text(spec, args, kwargs)
+        )
+        result = call_student(answer, tuple(args), kwargs, label=label, show_output=not hidden)
+        got = _vet(spec, result, f"the result of {label}", hidden)
+        want = case["expected"]
+        if _same(spec, got, want):
+            continue
+        if hidden:
+            raise CheckFailed(f"{label}: wrong value.")
+        unit = f" {spec.unit}" if spec.unit else ""
+        raise CheckFailed(f"{label}: expected {_show(want)}{unit}, got {_show(got)}. {spec.hint}")
+    if not hidden:
+        for bad in section["bad_inputs"]:
+            label = f"{_call_text(spec, bad['args'], {})} ({bad['why']})"
+            require_raises(answer, tuple(copy.deepcopy(bad["args"])), ValueError, label=label)
+
+
+def make_checks(specs: list[FunctionSpec]) -> dict[str, Callable[[Any], None]]:
+    """Check name -> check function, a visible and a hidden check per spec."""
+    checks: dict[str, Callable[[Any], None]] = {}
+    for spec in specs:
+        checks[spec.check_name] = partial(_check, spec, hidden=False)
+        checks[spec.check_name + "_hidden"] = partial(_check, spec, hidden=True)
+    return checks

@@ -1,0 +1,8 @@
+# Mutant: sizes the cache by the query heads (num_heads) instead of the KV heads, as if there were no GQA.
+# %% replaces: ex03_cla_solution
+def cla_kv_bytes_per_token(num_layers, num_heads, num_kv_heads, head_dim, layers_per_kv, bytes_per_value):
+    if min(num_layers, num_heads, num_kv_heads, head_dim, layers_per_kv) < 1 or bytes_per_value <= 0:
+        raise ValueError("bad input")
+    if num_heads % num_kv_heads or layers_per_kv > num_layers:
+        raise ValueError("bad input")
+    return 2 * math.ceil(num_layers / layers_per_kv) * num_heads * head_dim * bytes_per_value
