@@ -158,3 +158,13 @@ def test_progress_bar_draws_only_on_a_terminal_when_asked():
     off = FakeTerminal()
     ProgressBar(10, stream=off).update(10)
     assert off.getvalue() == ""
+
+
+def test_sweep_passes_number_formats_to_the_engine():
+    model, chip = get_model("Llama 3.1 8B"), get_chip("H100 SXM")
+    requests = make_requests(100, 1000.0, 256, 64, seed=0)
+    bf16, fp8 = sweep(requests, model, chip, [{"max_num_seqs": 8}, {"max_num_seqs": 8, "bytes_per_param": 1.0,
+                                                                    "dtype": "fp8"}])
+    direct = simulate(requests, model, chip, SchedulerConfig(max_num_seqs=8), bytes_per_param=1.0, dtype="fp8")
+    assert fp8.throughput_tokens_per_s_per_gpu == direct.summary.output_tokens_per_s_per_gpu
+    assert fp8.throughput_tokens_per_s_per_gpu > bf16.throughput_tokens_per_s_per_gpu  # half the weight bytes

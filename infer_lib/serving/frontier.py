@@ -71,12 +71,13 @@ def sweep(requests: Sequence[Request], model: ModelConfig, chip: Chip, settings:
     """Simulate ``requests`` once per settings dict and return one point each.
 
     A settings dict may hold ``max_num_seqs``, ``max_num_batched_tokens`` and ``batching``
-    (replacing those of ``scheduler``), ``tensor_parallel_size`` and ``step_overhead_s``,
-    and an optional ``label``. Introduced in chapter 5 (ch-batching).
+    (replacing those of ``scheduler``), the engine's ``tensor_parallel_size``,
+    ``step_overhead_s``, ``bytes_per_param``, ``bytes_per_kv_value`` and ``dtype`` (number
+    formats: FP8 weights are ``bytes_per_param=1, dtype="fp8"``), and an optional ``label``. Introduced in chapter 5 (ch-batching).
     """
     base = SchedulerConfig() if scheduler is None else scheduler
     scheduler_keys = ("max_num_seqs", "max_num_batched_tokens", "batching")
-    engine_keys = ("tensor_parallel_size", "step_overhead_s")
+    engine_keys = ("tensor_parallel_size", "step_overhead_s", "bytes_per_param", "bytes_per_kv_value", "dtype")
     points = []
     for setting in settings:
         unknown = set(setting) - set(scheduler_keys) - set(engine_keys) - {"label"}
