@@ -11,8 +11,8 @@ Everything else is for instructors:
   of every exercise from its source notebook's reference solution (``--check``: fail if stale).
 
 Modules, one job each: ``checks`` (registry), ``ex01_checks`` (exercise 1),
-``numeric_checks`` (checks of functions of plain numbers) and ``ex02_checks`` to
-``ex04_checks`` (their specifications for exercises 2-4), ``exNN_cases`` (each
+``numeric_checks`` (checks of functions of plain numbers), ``ex02_checks`` to
+``ex06_checks`` (the specifications of exercises 2-6), ``exNN_cases`` (each
 exercise's visible and hidden inputs; ``numeric_cases`` builds those of
 exercises 2-4), ``student_code`` (calling and vetting student code),
 ``simulated`` (the instrumented model and simulated clock), ``expected``

@@ -9,8 +9,10 @@ names end in ``_hidden`` run only at grading time, on other inputs, and their
 messages never show the expected values.
 
 Exercises register their checks by listing them in :data:`REGISTRY`: exercise 1's own
-(:mod:`autograde.ex01_checks`), and for exercises 2 to 4 checks of functions of plain numbers
-(:mod:`autograde.numeric_checks`, specified in ``ex02_checks`` ... ``ex04_checks``).
+(:mod:`autograde.ex01_checks`), for exercises 2 to 4 checks of functions of plain numbers
+(:mod:`autograde.numeric_checks`, specified in ``ex02_checks`` ... ``ex04_checks``), and
+exercises 5 and 6's own (``ex05_checks``: configuration points; ``ex06_checks``: a queue
+policy run in the serving simulator).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from autograde import ex01_checks, ex02_checks, ex03_checks, ex04_checks
+from autograde import ex01_checks, ex02_checks, ex03_checks, ex04_checks, ex05_checks, ex06_checks
 from autograde.student_code import CheckFailed
 
 REGISTRY: dict[str, Callable[[Any], None]] = {
@@ -26,6 +28,8 @@ REGISTRY: dict[str, Callable[[Any], None]] = {
     **ex02_checks.CHECKS,
     **ex03_checks.CHECKS,
     **ex04_checks.CHECKS,
+    **ex05_checks.CHECKS,
+    **ex06_checks.CHECKS,
 }
 """Every check, by name."""
 

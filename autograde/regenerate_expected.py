@@ -22,16 +22,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from autograde import ex01_cases, ex02_cases, ex03_cases, ex04_cases
+from autograde import ex01_cases, ex02_cases, ex03_cases, ex04_cases, ex05_cases, ex06_cases
 from autograde.expected import EXPECTED_DIR, dump_expected
 
+CASE_MODULES = (ex01_cases, ex02_cases, ex03_cases, ex04_cases, ex05_cases, ex06_cases)
+"""Each exercise's ``exNN_cases`` module: its cases, and ``build_expected`` that runs the reference on them."""
 BUILDERS: dict[str, Callable[..., dict[str, Any]]] = {
-    module.EXPECTED_KEY: module.build_expected for module in (ex01_cases, ex02_cases, ex03_cases, ex04_cases)
+    module.EXPECTED_KEY: module.build_expected for module in CASE_MODULES
 }
 """Expected-values key (``"ex01"``...) -> the function that computes that file's content."""
-EXERCISE_OF: dict[str, str] = {
-    module.EXPECTED_KEY: module.EXERCISE for module in (ex01_cases, ex02_cases, ex03_cases, ex04_cases)
-}
+EXERCISE_OF: dict[str, str] = {module.EXPECTED_KEY: module.EXERCISE for module in CASE_MODULES}
 """Expected-values key -> the exercise folder whose notebook it is computed from."""
 
 

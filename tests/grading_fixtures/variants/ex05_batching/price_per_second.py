@@ -1,0 +1,6 @@
+# Mutant: treats the hourly price as a price per second (forgets the 3600 seconds of an hour).
+# %% replaces: ex05_cost_solution
+def cost_per_million_output_tokens(throughput_tokens_per_s_per_gpu, gpu_hour_usd):
+    require_positive_number("throughput_tokens_per_s_per_gpu", throughput_tokens_per_s_per_gpu)
+    require_positive_number("gpu_hour_usd", gpu_hour_usd)
+    return gpu_hour_usd / throughput_tokens_per_s_per_gpu * 1_000_000

@@ -1,0 +1,10 @@
+# Mutant: ages by the answer's length, which the simulator knows but a real engine cannot.
+# %% replaces: ex06_aging_solution
+class AgingShortestPromptFirst(QueuePolicy):
+    name = "AgingShortestPromptFirst"
+
+    def __init__(self, aging_tokens_per_s):
+        self.aging_tokens_per_s = require_positive_number("aging_tokens_per_s", aging_tokens_per_s)
+
+    def waiting_key(self, request):
+        return (request.arrived_at_s + request.num_decode_tokens / self.aging_tokens_per_s, request.arrived_at_s)
