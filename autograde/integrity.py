@@ -17,9 +17,12 @@ import nbformat
 GRADER_NAMES = frozenset({"check", "autograde"})
 """Names of the grading code a solution has no reason to bind or touch."""
 ESCAPE_HATCHES = frozenset(
-    {"builtins", "__builtins__", "ctypes", "gc", "get_ipython", "importlib", "sys.modules", "os._exit", "signal"}
+    {"builtins", "__builtins__", "ctypes", "gc", "get_ipython", "importlib", "sys.modules", "os._exit", "signal",
+     # Frames: a student function can climb to the calling check and read its expected value.
+     "inspect", "sys._getframe", "sys.settrace", "sys.setprofile", "traceback"}
 )
-"""Modules and attributes that can rewrite other code or the kernel; an inference exercise needs none of them."""
+"""Modules and attributes that can rewrite other code, read the checks' frames or drive the kernel;
+an inference exercise needs none of them."""
 ALLOWED_IMPORTS = frozenset({"autograde.simulated"})
 """Grading modules a student may use: the simulated clock and model the exercise text shows.
 ``from autograde.checks import check`` (the setup cell's import, repeated) is allowed too."""
@@ -72,9 +75,14 @@ def _findings(tree: ast.AST) -> set[str]:
 
 
 def _parse(source: str) -> ast.AST | None:
-    """The cell as Python, IPython magic and shell lines read as ``pass``; None if it does not parse."""
+    """The cell as Python, IPython magic and shell lines read as ``pass``; None if it does not parse.
+
+    A cell magic's first line is dropped and its body read as Python: ``%%capture`` and
+    ``%%time`` run their body in the kernel, so it is scanned like any cell (a body in
+    another language, such as ``%%bash``, does not parse and is left alone).
+    """
     if source.lstrip().startswith("%%"):
-        return None  # a cell magic: the body is not Python
+        source = source.lstrip().partition("\n")[2]
     lines = []
     for line in source.splitlines():
         stripped = line.lstrip()

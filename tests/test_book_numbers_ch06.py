@@ -75,6 +75,7 @@ def prefill_flops(new_tokens, cached_tokens=0, samples=1):
     # Llama 3.1 8B and the H100 (config.json; datasheet)
     ("llama8_num_layers", 32), ("llama8_num_kv_heads", 8), ("llama8_head_dim", 128),
     ("llama8_weights_gb", 2 * PARAMS / 1e9),          # 16.060522496
+    ("llama8_step_weight_gb", 2 * (PARAMS - 128_256 * 4096 + 4096) / 1e9),  # 15.009857536: no embedding table
     ("llama8_matmul_weights_b", MATMUL_WEIGHTS / 1e9),   # 6.979321856
     ("h100_memory_gb", 80),
 ])

@@ -742,6 +742,22 @@ def test_integrity_scan_flags_a_redefined_check_and_nothing_in_the_reference(sou
     ]
 
 
+def test_integrity_scan_sees_inside_cell_magics_and_flags_frame_reading(source_nb):
+    # A %%capture body runs in the kernel; a student function can climb to the check's frame.
+    cheat = copy.deepcopy(source_nb)
+    cheat.cells.append(nbformat.v4.new_code_cell("%%capture\ncheck = lambda *args, **kwargs: None"))
+    cheat.cells.append(nbformat.v4.new_code_cell(
+        "import inspect\ndef answer(*args):\n    return inspect.currentframe().f_back.f_locals['case']"))
+    cheat.cells.append(nbformat.v4.new_code_cell("import sys\nframe = sys._getframe(1)"))
+    cheat.cells.append(nbformat.v4.new_code_cell("%%bash\necho not python"))
+    n = len(cheat.cells)
+    assert suspicious_code(cheat) == [
+        f"cell {n - 3} assigns `check`",
+        f"cell {n - 2} imports `inspect`, uses `inspect`",
+        f"cell {n - 1} uses `sys._getframe`",
+    ]
+
+
 @by_exercise(LATER_EXERCISES)
 def test_the_integrity_scan_finds_nothing_in_the_other_references(exercise):
     assert suspicious_code(source_of(exercise)) == []
