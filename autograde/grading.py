@@ -12,7 +12,8 @@ from pathlib import Path
 
 import nbformat
 
-from autograde import gradebook
+from autograde import autograde_step, gradebook
+from autograde.autograde_step import StepSettings
 from autograde.course import HarnessError, check_config, list_exercises, source_notebook
 from autograde.integrity import suspicious_code
 from autograde.leaks import HIDDEN_TEST_MARKERS, find_leaks, html_visible_text, secret_lines
@@ -41,15 +42,24 @@ class GradeRow:
 
 def _reset_student(course_root: Path, student_id: str, exercise: str) -> None:
     """Remove every trace of an earlier grading of this student and exercise."""
-    for step in ("submitted", "autograded", "feedback"):
+    for step in ("submitted", "autograded", "feedback", "sandbox"):
         shutil.rmtree(build_dir(course_root) / step / student_id / exercise, ignore_errors=True)
     gradebook.add_student(course_root, student_id)
     gradebook.forget_submission(course_root, exercise, student_id)
 
 
-def _grade_one(
-    course_root: Path, student: StudentFolder, exercise: str, cell_timeout_s: int, student_timeout_s: float
-) -> GradeRow:
+def _sandbox_reasons(course_root: Path, student_id: str, exercise: str) -> list[str]:
+    """Why the sandbox report of this submission calls for a person: stalls, crashes, limits, broken test cells."""
+    path = build_dir(course_root) / "sandbox" / student_id / exercise / f"{exercise}.json"
+    if not path.is_file():
+        return ["no sandbox report was written"]
+    report = json.loads(path.read_text(encoding="utf-8"))
+    reasons = [f"{event['where']}: {event['reason']}" for event in report.get("events", [])]
+    reasons += [f"test cell {index}: {why}" for index, why in report.get("ungradable_test_cells", {}).items()]
+    return reasons
+
+
+def _grade_one(course_root: Path, student: StudentFolder, exercise: str, settings: StepSettings) -> GradeRow:
     """Autograde one notebook in a child process and read its grade."""
     max_score = gradebook.assignment_max_score(course_root, exercise)
     _reset_student(course_root, student.student_id, exercise)
@@ -62,16 +72,11 @@ def _grade_one(
     shutil.copyfile(student.notebooks[exercise], submitted / f"{exercise}.ipynb")
 
     log = build_dir(course_root) / "logs" / f"autograde.{student.student_id}.{exercise}.log"
-    args = ["autograde", exercise, f"--student={student.student_id}", "--force", f"--Execute.timeout={cell_timeout_s}"]
-    result = run_nbgrader(args, course_root, log, student_timeout_s)
-    if result.timed_out or result.returncode != 0:
+    result = autograde_step.autograde(course_root, exercise, student.student_id, settings, log)
+    if not result.success:
         # nbgrader may have saved a partial grade before it stopped: drop it.
         gradebook.forget_submission(course_root, exercise, student.student_id)
-        failed.reason = (
-            f"stopped at the {student_timeout_s:.0f} s limit per student"
-            if result.timed_out
-            else failure_reason(log)
-        )
+        failed.reason = failure_reason(log)
         return failed
     score = gradebook.read_score(course_root, exercise, student.student_id)
     if score is None:
@@ -82,6 +87,7 @@ def _grade_one(
     if score.needs_manual_grade:
         ungraded = ", ".join(score.ungraded) or "see formgrader"
         reasons.append(f"needs manual grading (deleted or broken test cell?): {ungraded}")
+    reasons += _sandbox_reasons(course_root, student.student_id, exercise)
     suspicious = suspicious_code(nbformat.read(student.notebooks[exercise], as_version=4))
     if suspicious:
         reasons.append("review the code: " + "; ".join(suspicious))
@@ -143,12 +149,10 @@ def _verify_feedback(course_root: Path, rows: list[GradeRow]) -> list[str]:
 
 
 def grade(
-    course_root: Path,
-    submissions_dir: Path,
-    cell_timeout_s: int = CELL_TIMEOUT_S,
-    student_timeout_s: float = STUDENT_TIMEOUT_S,
+    course_root: Path, submissions_dir: Path, settings: StepSettings | None = None
 ) -> tuple[list[GradeRow], list[str]]:
     """Grade every notebook in ``submissions_dir``; returns the rows and the harness errors."""
+    settings = settings or StepSettings(CELL_TIMEOUT_S, STUDENT_TIMEOUT_S)
     check_config(course_root)
     exercises = list_exercises(course_root)
     for exercise in exercises:
@@ -163,7 +167,7 @@ def grade(
     for student in students:
         attempted = [name for name in exercises if name in student.notebooks or name in student.problems]
         for exercise in attempted:
-            row = _grade_one(course_root, student, exercise, cell_timeout_s, student_timeout_s)
+            row = _grade_one(course_root, student, exercise, settings)
             rows.append(row)
             print(_format_row(row), flush=True)
         if not attempted:

@@ -20,37 +20,44 @@ migration (nbgrader issue #1646).
    report; ``nbgrader validate`` is not used: it exits 0 even on failure).
    Only the notebook is copied into the grading folder, so files a student
    adds (say, a fake ``infer_lib.py`` to shadow the library) never run;
-2. deletes that student's earlier grade for the exercise, then runs
-   ``nbgrader autograde`` in a child process with a per-student wall-clock
-   limit (default 600 s; the process tree, kernel included, is killed), a
-   4 GiB memory limit, and a per-cell timeout (default 30 s; an infinite
-   loop costs only the questions whose cells it stalls). One process per
-   student matters: ``nbgrader autograde`` exits 1 for a whole run when one
-   notebook kills or wedges its kernel. nbgrader restores
-   every locked cell (setup and test cells) from the gradebook before it runs
-   anything, so an edited test cell is graded as released;
+2. deletes that student's earlier grade, report and feedback for the
+   exercise, then runs nbgrader's autograde step for it (in this process,
+   through nbgrader's API). nbgrader restores every locked cell (setup and
+   test cells) from the gradebook first, so an edited test cell is graded
+   as released. Its execute step is :mod:`autograde.sandboxed_execute`:
+   the student's cells run in a sandbox of their own (:mod:`autograde.sandbox`:
+   another uid, no network, own PID namespace, memory and process limits
+   for the whole tree, nothing of the course visible but the installed
+   libraries), and every check runs here, on the student's functions
+   called in the sandbox through a pipe (:mod:`autograde.session`). Limits:
+   ``--cell-timeout-s`` per cell or call (default 30 s: a stalled question
+   costs that question, and the others are graded in a fresh sandbox) and
+   ``--student-timeout-s`` per submission (default 600 s);
 3. reads the score from the gradebook; a failed run leaves no score behind.
-   A grade that nbgrader could not finish automatically (a deleted test
-   cell) or code that reaches for the grader (:mod:`autograde.integrity`)
-   is ``flagged`` for a person.
+   A submission is ``flagged`` for a person, with each reason, when the
+   sandbox recorded an event (a cell or call stopped at its limit, a crash,
+   the memory or process limit reached), a test cell could not be graded
+   automatically (deleted, or not a list of checks), or its code reaches
+   for the grader (:mod:`autograde.integrity`, for information: the
+   verdicts no longer depend on it).
+
+At the start it prints which limits this machine enforces and which it
+cannot (no root, no namespaces, no cgroups); ``--require-sandbox`` refuses
+to grade when any is missing.
 
 Then it renders feedback HTML (hidden tests removed by
-:class:`autograde.feedback.HideHiddenTests`), greps every page for hidden-test
-text and withholds any page that shows some, exports ``grades.csv`` and
-prints one line per student and exercise: score, maximum, status
-(``ok``, ``flagged`` for a grade that needs a person, ``failed``) and reason.
+:class:`autograde.feedback.HideHiddenTests`; a test cell shows only the
+checks' own messages, and the student's output only from visible checks),
+greps every page for hidden-test text and withholds any page that shows
+some, exports ``grades.csv`` and prints one line per student and exercise:
+score, maximum, status (``ok``, ``flagged``, ``failed``) and reason.
 ``report.json`` beside the gradebook holds the same rows.
 
-Exit status: 0 when the batch finished (even with flagged or failed
-students), 2 for a usage or layout error (nothing graded), 3 for a harness
-error (feedback or export failed, or hidden text leaked).
-
-What this does *not* protect against: test cells run inside the student's
-kernel, as the grader's user, with the gradebook on the same disk. A hostile
-notebook can rebind or patch the checking code, read the hidden expected
-values (they ship with the package), or write to ``gradebook.db``. Grade
-untrusted submissions in a sandbox (another user, no network, read-only
-course files); :mod:`autograde.integrity` flags the crude attempts it can see.
+Exit status: 0 when every submission was graded ``ok``; 1 when the batch
+finished but some submissions are flagged or failed (each with its reason);
+2 for a usage or layout error, or ``--require-sandbox`` on a machine that
+cannot sandbox (nothing graded); 3 for a harness error (feedback or export
+failed, or hidden text leaked).
 """
 
 from __future__ import annotations
@@ -59,12 +66,15 @@ import argparse
 import sys
 from pathlib import Path
 
+from autograde import sandbox
+from autograde.autograde_step import StepSettings
 from autograde.course import HarnessError, default_course_root, make_assignments
 from autograde.grading import STUDENT_TIMEOUT_S, grade
 from autograde.nbgrader_settings import CELL_TIMEOUT_S, build_dir
 from autograde.submissions import LayoutError
 
 EXIT_OK = 0
+EXIT_FLAGGED = 1
 EXIT_USAGE = 2
 EXIT_HARNESS_ERROR = 3
 
@@ -101,7 +111,18 @@ def _parser() -> argparse.ArgumentParser:
         "--student-timeout-s",
         type=float,
         default=STUDENT_TIMEOUT_S,
-        help=f"limit per student and exercise, kernel start included (default {STUDENT_TIMEOUT_S})",
+        help=f"limit per student and exercise, restarts included (default {STUDENT_TIMEOUT_S})",
+    )
+    grade_parser.add_argument(
+        "--require-sandbox",
+        action="store_true",
+        help="refuse to grade unless every sandbox limit can be enforced on this machine",
+    )
+    grade_parser.add_argument(
+        "--sandbox-backend",
+        choices=("namespaces", "docker", "podman", "process"),
+        default=None,
+        help="how to isolate student code (default: the best this machine allows; docker/podman need GRADING_IMAGE)",
     )
     return parser
 
@@ -118,7 +139,20 @@ def main(argv: list[str] | None = None) -> int:
         if args.cell_timeout_s <= 0 or args.student_timeout_s <= 0:
             print("error: --cell-timeout-s and --student-timeout-s must be > 0", file=sys.stderr)
             return EXIT_USAGE
-        rows, errors = grade(course_root, args.submissions_dir, args.cell_timeout_s, args.student_timeout_s)
+        capabilities = sandbox.probe()
+        backend = args.sandbox_backend or capabilities.backend
+        print(capabilities.describe() if backend == capabilities.backend else f"sandbox backend: {backend}")
+        if args.require_sandbox and (backend == "process" or (backend == capabilities.backend and capabilities.missing)):
+            print(
+                "error: --require-sandbox: this machine cannot enforce the limits marked NOT ENFORCED above; "
+                "grade on a Linux machine as root, or with --sandbox-backend docker/podman",
+                file=sys.stderr,
+            )
+            return EXIT_USAGE
+        settings = StepSettings(
+            float(args.cell_timeout_s), float(args.student_timeout_s), args.require_sandbox, backend
+        )
+        rows, errors = grade(course_root, args.submissions_dir, settings)
     except LayoutError as error:
         print(f"error: {error}", file=sys.stderr)
         return EXIT_USAGE
@@ -130,7 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"grades: {build_dir(course_root) / 'grades.csv'}; report: {build_dir(course_root) / 'report.json'}")
     for error in errors:
         print(f"harness error: {error}", file=sys.stderr)
-    return EXIT_HARNESS_ERROR if errors else EXIT_OK
+    if errors:
+        return EXIT_HARNESS_ERROR
+    return EXIT_FLAGGED if counts["flagged"] or counts["failed"] else EXIT_OK
 
 
 if __name__ == "__main__":

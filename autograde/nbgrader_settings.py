@@ -64,6 +64,30 @@ def apply_settings(c: Any, course_root: Path) -> None:
     c.CourseDirectory.db_url = gradebook_url(root)
 
     c.Execute.timeout = CELL_TIMEOUT_S
+    # Student code runs in a sandbox and the checks run in the grader's process
+    # (autograde.sandboxed_execute); the rest of nbgrader's autograde steps are its own.
+    from nbconvert.preprocessors import ClearMetadataPreprocessor
+    from nbgrader.preprocessors import (
+        AssignLatePenalties,
+        CheckCellMetadata,
+        IgnorePattern,
+        LimitOutput,
+        SaveAutoGrades,
+    )
+
+    from autograde.sandboxed_execute import SandboxedExecute
+
+    c.Autograde.autograde_preprocessors = [
+        SandboxedExecute,
+        IgnorePattern,
+        ClearMetadataPreprocessor,
+        LimitOutput,
+        SaveAutoGrades,
+        AssignLatePenalties,
+        CheckCellMetadata,
+    ]
+    c.SandboxedExecute.cell_timeout_s = float(CELL_TIMEOUT_S)
+    c.SandboxedExecute.report_dir = str(build_dir(root) / "sandbox")
     # nbgrader's default feedback shows hidden tests (in the source and in
     # tracebacks); this list adds the preprocessor that removes both.
     c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]

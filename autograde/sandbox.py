@@ -1,0 +1,495 @@
+"""Where a student's code runs while it is graded: one sandbox per submission, and what each one may do.
+
+:class:`SandboxPolicy` states the limits once; a backend enforces them.
+
+- ``namespaces`` (needs root on Linux; what ``make grade`` uses on these
+  machines): ``unshare`` gives the sandbox its own PID, mount, network, IPC
+  and UTS namespaces; inside, a fresh root holds read-only binds of the
+  system, the course's Python environment and ``infer_lib`` only, with a
+  private ``/scratch`` (a size-limited tmpfs) and ``/proc`` of its own;
+  ``setpriv`` then drops to an unprivileged uid with no capabilities and
+  ``no_new_privs``. A cgroup (v1 or v2) limits the memory (no swap) and the
+  processes of the whole tree. The network namespace has no interface but a
+  downed loopback. Everything the student started dies with the sandbox:
+  its first process is the namespace's init, and the cgroup is emptied and
+  removed. The gradebook, the source notebooks, the checks, the hidden
+  cases, other submissions and the harness are not in the sandbox's
+  filesystem at all: ``import autograde`` finds a stub whose ``check`` does
+  nothing.
+- ``docker`` / ``podman``: the same policy as container flags
+  (:func:`container_command`), for instructors who have an engine. The image
+  must hold the course's Python environment at the same path.
+- ``process`` (the fallback when neither works): a child process with
+  rlimits, its own session and a scratch folder; files are not hidden, the
+  network is on and the uid is the grader's. ``make grade`` says so loudly
+  at the start, and ``--require-sandbox`` refuses to grade with it.
+
+:func:`probe` finds what this machine allows, once per process.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+GiB = 1024**3
+MiB = 1024**2
+RUNNER_FILES = ("sandbox_protocol.py", "sandbox_runner.py")
+RUNNER_DIR = "/opt/grading-runner"
+STUB_CHECKS = '''"""Inside a grading sandbox the checks are not available: the grader runs them, outside."""
+
+
+def check(name, answer):
+    """Does nothing here; the grader checks `answer` from outside this sandbox."""
+    return None
+'''
+
+
+@dataclass(frozen=True)
+class SandboxPolicy:
+    """The limits of one student's sandbox (goal R-2 of the grading threat model)."""
+
+    memory_bytes: int = 2 * GiB
+    """Memory of the whole process tree, no swap."""
+    max_processes: int = 256
+    """Processes and threads of the whole tree."""
+    scratch_bytes: int = 1 * GiB
+    """Size of the writable /scratch (and /tmp) inside."""
+    cell_timeout_s: float = 30.0
+    """Wall clock for one cell or one call of the student's code."""
+    submission_timeout_s: float = 600.0
+    """Wall clock for everything one submission runs, restarts included."""
+    output_bytes_per_call: int = 64 * 1024
+    """What the student may print during one cell or call and have kept."""
+    startup_timeout_s: float = 60.0
+    """Time for a new sandbox to start Python and say it is ready."""
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What this machine lets the grader enforce."""
+
+    backend: str
+    enforced: tuple[str, ...]
+    missing: tuple[str, ...]
+    cgroup_version: int = 0
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    def describe(self) -> str:
+        """A few lines for the start of ``make grade``."""
+        lines = [f"sandbox backend: {self.backend}"]
+        lines += [f"  enforced: {item}" for item in self.enforced]
+        lines += [f"  NOT ENFORCED: {item}" for item in self.missing]
+        lines += [f"  note: {note}" for note in self.notes]
+        return "\n".join(lines)
+
+
+ALL_LIMITS = (
+    "separate unprivileged uid",
+    "network off",
+    "own PID namespace (everything started dies with the sandbox)",
+    "course files hidden (only the Python environment and infer_lib are visible, read-only)",
+    "memory limit for the whole process tree, no swap",
+    "process limit for the whole process tree",
+    "private size-limited scratch directory",
+    "wall clock per cell and per submission",
+    "output bytes per cell",
+)
+
+
+def course_paths() -> dict[str, Path]:
+    """The folders the sandbox shows read-only: the Python environment, its base interpreter, infer_lib, autograde."""
+    import infer_lib
+
+    import autograde
+
+    return {
+        "venv": Path(sys.prefix).resolve(),
+        "base": Path(sys.base_prefix).resolve(),
+        "infer_lib": Path(infer_lib.__file__).resolve().parent,
+        "autograde": Path(autograde.__file__).resolve().parent,
+    }
+
+
+def _run_quietly(argv: list[str], timeout_s: float = 20.0) -> bool:
+    try:
+        return subprocess.run(argv, capture_output=True, timeout=timeout_s, check=False).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def _cgroup_version() -> int:
+    """2 for a unified hierarchy with memory and pids, 1 for v1 memory and pids controllers, 0 for neither."""
+    root = Path("/sys/fs/cgroup")
+    controllers = root / "cgroup.controllers"
+    if controllers.is_file():
+        names = controllers.read_text().split()
+        return 2 if {"memory", "pids"} <= set(names) else 0
+    return 1 if (root / "memory").is_dir() and (root / "pids").is_dir() else 0
+
+
+@cache
+def probe() -> Capabilities:
+    """Try each mechanism once and report what this machine enforces."""
+    root = os.geteuid() == 0
+    tools = all(shutil.which(tool) for tool in ("unshare", "setpriv", "chroot", "mount", "prlimit"))
+    namespaces = (
+        root
+        and tools
+        and _run_quietly(["unshare", "--pid", "--fork", "--net", "--mount", "--ipc", "--uts", "--", "true"])
+    )
+    version = _cgroup_version() if root else 0
+    cgroups_ok = False
+    if version:
+        try:
+            group = Cgroup.create("probe", 64 * MiB, 8)
+            group.remove()
+            cgroups_ok = True
+        except OSError:
+            cgroups_ok = False
+    if namespaces:
+        enforced = [item for item in ALL_LIMITS if "tree" not in item or cgroups_ok]
+        missing = [] if cgroups_ok else [item for item in ALL_LIMITS if "tree" in item]
+        notes = [] if cgroups_ok else ["no usable cgroup: memory and processes are limited per process (prlimit) only"]
+        return Capabilities("namespaces", tuple(enforced), tuple(missing), version if cgroups_ok else 0, tuple(notes))
+    reasons = []
+    if not root:
+        reasons.append("not running as root")
+    if not tools:
+        reasons.append("unshare, setpriv, chroot, mount or prlimit is missing")
+    if root and tools:
+        reasons.append("unshare of PID, mount and network namespaces failed")
+    enforced = ("wall clock per cell and per submission", "output bytes per cell", "memory limit per process (rlimit)")
+    missing = tuple(item for item in ALL_LIMITS if item not in enforced)
+    return Capabilities("process", enforced, missing, 0, ("namespaces unavailable: " + "; ".join(reasons),))
+
+
+class Cgroup:
+    """A memory and pids cgroup (v1 or v2) holding one sandbox's process tree."""
+
+    def __init__(self, dirs: list[Path], version: int) -> None:
+        self.dirs = dirs
+        self.version = version
+
+    @classmethod
+    def create(cls, name: str, memory_bytes: int, max_processes: int) -> Cgroup:
+        version = _cgroup_version()
+        base = Path("/sys/fs/cgroup")
+        unique = f"grading-sandbox-{name}-{os.getpid()}-{time.monotonic_ns()}"
+        if version == 2:
+            path = base / unique
+            path.mkdir()
+            (path / "memory.max").write_text(str(memory_bytes))
+            if (path / "memory.swap.max").exists():
+                (path / "memory.swap.max").write_text("0")
+            (path / "pids.max").write_text(str(max_processes))
+            return cls([path], 2)
+        if version == 1:
+            memory, pids = base / "memory" / unique, base / "pids" / unique
+            memory.mkdir()
+            try:
+                (memory / "memory.limit_in_bytes").write_text(str(memory_bytes))
+                if (memory / "memory.memsw.limit_in_bytes").exists():
+                    (memory / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
+                pids.mkdir()
+                (pids / "pids.max").write_text(str(max_processes))
+            except OSError:
+                memory.rmdir()
+                raise
+            return cls([memory, pids], 1)
+        raise OSError("no usable cgroup hierarchy")
+
+    def join(self) -> None:
+        """Move the calling process into the cgroup (called in the child before exec)."""
+        for path in self.dirs:
+            (path / "cgroup.procs").write_text(str(os.getpid()))
+
+    def pids(self) -> set[int]:
+        found: set[int] = set()
+        for path in self.dirs:
+            try:
+                found |= {int(line) for line in (path / "cgroup.procs").read_text().split()}
+            except OSError:
+                continue
+        return found
+
+    def events(self) -> list[str]:
+        """Limits the tree ran into."""
+        hit = []
+        for path in self.dirs:
+            for name in ("memory.failcnt", "memory.memsw.failcnt"):
+                value = _read_int(path / name)
+                if value:
+                    hit.append("memory limit reached")
+                    break
+            text = _read_text(path / "memory.events")
+            if text and any(line.split()[0] in ("max", "oom_kill") and int(line.split()[1]) > 0 for line in text.splitlines()):
+                hit.append("memory limit reached")
+            text = _read_text(path / "pids.events")
+            if text and any(line.split()[0] == "max" and int(line.split()[1]) > 0 for line in text.splitlines()):
+                hit.append("process limit reached")
+        return sorted(set(hit))
+
+    def kill_all(self) -> None:
+        for _ in range(50):
+            pids = self.pids()
+            if not pids:
+                return
+            for pid in pids:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.02)
+
+    def remove(self) -> None:
+        self.kill_all()
+        for path in self.dirs:
+            for _ in range(50):
+                try:
+                    path.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    time.sleep(0.02)
+
+
+def _read_int(path: Path) -> int:
+    text = _read_text(path)
+    try:
+        return int(text.strip()) if text else 0
+    except ValueError:
+        return 0
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+def _environment(policy: SandboxPolicy) -> dict[str, str]:
+    """The only variables the student's process sees: no tokens, no paths of the grader."""
+    return {
+        "PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "HOME": "/scratch",
+        "TMPDIR": "/tmp",
+        "LANG": "C.UTF-8",
+        "MPLBACKEND": "Agg",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "SANDBOX_MAX_OUTPUT_BYTES": str(policy.output_bytes_per_call),
+    }
+
+
+def _write_runner_files(folder: Path) -> Path:
+    """Copy the runner and the protocol into ``folder``; returns it."""
+    here = Path(__file__).resolve().parent
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in RUNNER_FILES:
+        shutil.copyfile(here / name, folder / name)
+    return folder
+
+
+def _write_stub(folder: Path) -> Path:
+    """A stand-in ``autograde`` package whose ``check`` does nothing; returns its folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "__init__.py").write_text('"""Grading runs outside this sandbox."""\n')
+    (folder / "checks.py").write_text(STUB_CHECKS)
+    return folder
+
+
+class SandboxProcess:
+    """A running sandbox: pipes to its runner, and how to end it and everything it started."""
+
+    def __init__(self, process: subprocess.Popen[bytes], workdir: Path, cgroup: Cgroup | None, backend: str) -> None:
+        self.process = process
+        self.workdir = workdir
+        self.cgroup = cgroup
+        self.backend = backend
+
+    @property
+    def stdin_fd(self) -> int:
+        assert self.process.stdin is not None
+        return self.process.stdin.fileno()
+
+    @property
+    def stdout_fd(self) -> int:
+        assert self.process.stdout is not None
+        return self.process.stdout.fileno()
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def events(self) -> list[str]:
+        return self.cgroup.events() if self.cgroup else []
+
+    def kill(self) -> None:
+        """End the sandbox and every process in it; remove its cgroup and scratch."""
+        if self.process.poll() is None:
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=10)
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+        if self.cgroup:
+            self.cgroup.remove()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+_uid_counter = 0
+
+
+def _sandbox_uid() -> int:
+    """An unprivileged uid that no account uses, different for each sandbox this process starts."""
+    global _uid_counter
+    _uid_counter += 1
+    return 200_000 + (os.getpid() % 10_000) * 16 + _uid_counter % 16
+
+
+def _namespace_script(root: Path, paths: dict[str, Path], runner: Path, stub: Path, uid: int, policy: SandboxPolicy) -> str:
+    """The shell script that builds the sandbox's filesystem inside the new mount namespace, then drops to ``uid``."""
+    binds = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc"]
+    binds += [str(paths["base"]), str(paths["venv"]), str(paths["infer_lib"])]
+    q = shlex.quote
+    lines = ["set -e", f"R={q(str(root))}", "mount -t tmpfs -o size=64m,mode=755 sandbox-root \"$R\""]
+    for path in dict.fromkeys(binds):
+        lines.append(
+            f'if [ -L {q(path)} ]; then mkdir -p "$R"$(dirname {q(path)}); cp -P {q(path)} "$R"{q(path)}; '
+            f'elif [ -e {q(path)} ]; then mkdir -p "$R"{q(path)}; mount --rbind {q(path)} "$R"{q(path)}; '
+            f'mount -o remount,bind,ro "$R"{q(path)}; fi'
+        )
+    autograde_dir = str(paths["autograde"])
+    lines += [
+        f'mkdir -p "$R"{q(autograde_dir)} "$R"{RUNNER_DIR}',
+        f'mount --bind {q(str(stub))} "$R"{q(autograde_dir)}; mount -o remount,bind,ro "$R"{q(autograde_dir)}',
+        f'mount --bind {q(str(runner))} "$R"{RUNNER_DIR}; mount -o remount,bind,ro "$R"{RUNNER_DIR}',
+        'mkdir -p "$R/proc" "$R/dev" "$R/scratch" "$R/tmp"',
+        'mount -t proc -o nosuid,nodev,noexec proc "$R/proc"',
+        'for n in null zero full random urandom; do touch "$R/dev/$n"; mount --bind "/dev/$n" "$R/dev/$n"; done',
+        f'mount -t tmpfs -o size={policy.scratch_bytes},mode=1777,nosuid,nodev scratch "$R/scratch"',
+        f'mount -t tmpfs -o size={policy.scratch_bytes},mode=1777,nosuid,nodev tmp "$R/tmp"',
+        "cd /",
+        f'exec chroot "$R" /usr/bin/setpriv --reuid={uid} --regid={uid} --clear-groups '
+        "--inh-caps=-all --bounding-set=-all --no-new-privs -- "
+        f"/usr/bin/prlimit --core=0 --nofile=1024 --fsize={policy.scratch_bytes} -- "
+        f"/bin/sh -c 'cd /scratch && exec \"$0\" \"$@\"' {q(str(paths['venv'] / 'bin' / 'python'))} -E -s "
+        f"{RUNNER_DIR}/sandbox_runner.py",
+    ]
+    return "\n".join(lines)
+
+
+def start(policy: SandboxPolicy, backend: str | None = None, log_path: Path | None = None) -> SandboxProcess:
+    """Start one sandbox running the runner; its pipes speak :mod:`autograde.sandbox_protocol`."""
+    backend = backend or probe().backend
+    workdir = Path(tempfile.mkdtemp(prefix="grading-sandbox-"))
+    os.chmod(workdir, 0o711)
+    runner = _write_runner_files(workdir / "runner")
+    stub = _write_stub(workdir / "stub")
+    for folder in (runner, stub):
+        os.chmod(folder, 0o755)
+    log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115 -- closed by Popen's owner
+    cgroup = None
+    try:
+        if backend == "namespaces":
+            paths = course_paths()
+            if probe().cgroup_version:
+                cgroup = Cgroup.create("s", policy.memory_bytes, policy.max_processes)
+            root = workdir / "root"
+            root.mkdir()
+            script = _namespace_script(root, paths, runner, stub, _sandbox_uid(), policy)
+            argv = ["unshare", "--pid", "--fork", "--kill-child=SIGKILL", "--net", "--mount", "--ipc", "--uts",
+                    "--propagation", "private", "--", "/bin/sh", "-c", script]
+            group = cgroup
+
+            def enter() -> None:
+                if group is not None:
+                    group.join()
+                else:
+                    limit = policy.memory_bytes
+                    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+            process = subprocess.Popen(  # noqa: S603 -- fixed argv
+                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=_environment(policy),
+                start_new_session=True, preexec_fn=enter,  # noqa: PLW1509 -- runs before exec, nothing threaded
+            )
+        elif backend in ("docker", "podman"):
+            argv = container_command(backend, policy, course_paths(), runner, stub, image=os.environ.get("GRADING_IMAGE", ""))
+            process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, start_new_session=True)  # noqa: S603
+        elif backend == "process":
+            scratch = workdir / "scratch"
+            scratch.mkdir()
+            env = _environment(policy) | {"HOME": str(scratch), "TMPDIR": str(scratch)}
+
+            def limit() -> None:
+                resource.setrlimit(resource.RLIMIT_AS, (policy.memory_bytes, policy.memory_bytes))
+                resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+                resource.setrlimit(resource.RLIMIT_FSIZE, (policy.scratch_bytes, policy.scratch_bytes))
+
+            process = subprocess.Popen(  # noqa: S603 -- fixed argv
+                [sys.executable, "-E", "-s", str(runner / "sandbox_runner.py")], stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE, stderr=log, env=env, cwd=scratch, start_new_session=True,
+                preexec_fn=limit,  # noqa: PLW1509
+            )
+        else:
+            raise ValueError(f"unknown sandbox backend {backend!r}: use namespaces, docker, podman or process")
+    except BaseException:
+        if cgroup:
+            cgroup.remove()
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    finally:
+        if log is not subprocess.DEVNULL:
+            log.close()
+    return SandboxProcess(process, workdir, cgroup, backend)
+
+
+def container_command(
+    engine: str, policy: SandboxPolicy, paths: dict[str, Path], runner: Path, stub: Path, image: str
+) -> list[str]:
+    """The ``docker run`` / ``podman run`` command that applies ``policy`` (same limits as the namespaces backend).
+
+    ``image`` must contain the course's Python environment at the same path
+    (for example an image built from the course's lock file in that folder);
+    set it with the GRADING_IMAGE environment variable.
+    """
+    if not image:
+        raise ValueError("the docker and podman backends need an image: set GRADING_IMAGE")
+    argv = [
+        engine, "run", "--rm", "-i", "--network=none",
+        f"--memory={policy.memory_bytes}", f"--memory-swap={policy.memory_bytes}",
+        f"--pids-limit={policy.max_processes}", "--read-only", "--cap-drop=ALL",
+        "--security-opt=no-new-privileges", "--user=65534:65534",
+        f"--tmpfs=/scratch:rw,size={policy.scratch_bytes},mode=1777",
+        f"--tmpfs=/tmp:rw,size={policy.scratch_bytes},mode=1777", "--workdir=/scratch",
+        f"--volume={paths['infer_lib']}:{paths['infer_lib']}:ro",
+        f"--volume={stub}:{paths['autograde']}:ro",
+        f"--volume={runner}:{RUNNER_DIR}:ro",
+    ]
+    argv += [f"--env={key}={value}" for key, value in _environment(policy).items()]
+    argv += [image, str(paths["venv"] / "bin" / "python"), "-E", "-s", f"{RUNNER_DIR}/sandbox_runner.py"]
+    return argv

@@ -1,0 +1,243 @@
+"""nbgrader's execute step, replaced: student code runs in a sandbox, every verdict is reached outside it.
+
+:class:`SandboxedExecute` takes the place of nbgrader's ``Execute`` in
+``nbgrader autograde`` (see :mod:`autograde.nbgrader_settings`), so the
+course's own batch grader and a plain ``nbgrader autograde`` on a JupyterHub
+grade the same way:
+
+1. every code cell but the test cells runs in the submission's sandbox, in
+   order (:class:`autograde.session.StudentSession`); their outputs are
+   discarded, so nothing the student printed reaches the feedback;
+2. each test cell is read as the instructor wrote it (nbgrader has already
+   restored locked cells from the gradebook) and must be a list of
+   ``check("<name>", <function>)`` calls; each check runs *here*, in the
+   grader's process, against a :class:`~autograde.session.RemoteAnswer`:
+   the student's function is called in the sandbox with the check's
+   arguments only, and only plain data comes back. All visible checks of the
+   notebook run before any hidden check, so no hidden input can reach a
+   page the student sees;
+3. a test cell's output becomes the checks' own messages (a pass line, or a
+   ``CheckFailed`` error with what was wrong); nbgrader then scores the cell
+   from that output as usual: an error is 0 points.
+
+Everything that went wrong in the sandbox (a cell past its time limit, a
+crash, a limit reached) is written to a JSON report beside the gradebook,
+which :mod:`autograde.grading` turns into flags with reasons.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import io
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from nbconvert.exporters.exporter import ResourcesDict
+from nbformat import NotebookNode
+from nbformat.v4 import new_output
+from nbgrader.preprocessors import NbGraderPreprocessor
+from nbgrader.utils import is_grade, is_solution
+from traitlets import Bool, Float, Unicode
+
+from autograde import sandbox
+from autograde.session import StudentSession
+from autograde.student_code import CheckFailed
+
+
+class UngradableTestCell(ValueError):
+    """A test cell that is not a list of ``check("<name>", <function>)`` calls."""
+
+
+class SandboxUnavailable(RuntimeError):
+    """``require_sandbox`` is set and this machine cannot enforce every limit."""
+
+
+@dataclass(frozen=True)
+class CheckCall:
+    """One ``check("<name>", <function>)`` line of a test cell."""
+
+    check_name: str
+    answer_name: str
+
+    @property
+    def hidden(self) -> bool:
+        return self.check_name.endswith("_hidden")
+
+
+def parse_test_cell(source: str) -> list[CheckCall]:
+    """The checks a test cell calls, in order; UngradableTestCell if it holds anything else."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as error:
+        raise UngradableTestCell(f"not valid Python: {error}") from None
+    calls = []
+    for statement in tree.body:
+        call = statement.value if isinstance(statement, ast.Expr) else None
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Name)
+            and call.func.id == "check"
+            and len(call.args) == 2
+            and not call.keywords
+            and isinstance(call.args[0], ast.Constant)
+            and isinstance(call.args[0].value, str)
+            and isinstance(call.args[1], ast.Name)
+        ):
+            raise UngradableTestCell(
+                f"line {statement.lineno}: a test cell may only hold check(\"<name>\", <function>) calls"
+            )
+        calls.append(CheckCall(call.args[0].value, call.args[1].id))
+    if not calls:
+        raise UngradableTestCell("the test cell calls no check")
+    return calls
+
+
+def is_test_cell(cell: NotebookNode) -> bool:
+    """An autograded test cell: a code cell with points that is not an answer cell."""
+    return cell.cell_type == "code" and is_grade(cell) and not is_solution(cell)
+
+
+@dataclass
+class CheckOutcome:
+    """What one check found."""
+
+    cell_index: int
+    check_name: str
+    passed: bool
+    printed: str
+    message: str
+
+
+def run_check(session: StudentSession, cell_index: int, call: CheckCall) -> CheckOutcome:
+    """Run one check here, on the student's function as a remote answer."""
+    from autograde.checks import check  # the real checks: only ever imported on the grader's side
+
+    printed = io.StringIO()
+    answer = session.remote(call.answer_name, label=call.check_name)
+    try:
+        with contextlib.redirect_stdout(printed):
+            check(call.check_name, answer)
+    except CheckFailed as error:
+        return CheckOutcome(cell_index, call.check_name, False, _shown(call, printed), str(error))
+    except Exception as error:  # noqa: BLE001 -- any other failure is the student's answer failing
+        message = f"{call.check_name}: {type(error).__name__}: {error}"
+        return CheckOutcome(cell_index, call.check_name, False, _shown(call, printed), message)
+    return CheckOutcome(cell_index, call.check_name, True, _shown(call, printed), "")
+
+
+def _shown(call: CheckCall, printed: io.StringIO) -> str:
+    """What a check printed, for the feedback; nothing at all from a hidden check."""
+    return "" if call.hidden else printed.getvalue()
+
+
+def _cell_outputs(outcomes: list[CheckOutcome], limit_chars: int) -> list[NotebookNode]:
+    """A test cell's new outputs: the checks' pass lines and echoes, then the first failure as an error."""
+    text = "".join(outcome.printed for outcome in outcomes)
+    if len(text) > limit_chars:
+        text = text[:limit_chars] + f"\n[{len(text) - limit_chars} more characters cut]\n"
+    outputs = [new_output("stream", name="stdout", text=text)] if text else []
+    failed = [outcome for outcome in outcomes if not outcome.passed]
+    if failed:
+        message = failed[0].message
+        outputs.append(new_output("error", ename="CheckFailed", evalue=message, traceback=[f"CheckFailed: {message}"]))
+    return outputs
+
+
+class SandboxedExecute(NbGraderPreprocessor):
+    """Runs a submission in a sandbox and writes the checks' verdicts into its test cells (module docstring)."""
+
+    cell_timeout_s = Float(30.0, help="Wall clock for one cell or one call of the student's code.").tag(config=True)
+    submission_timeout_s = Float(600.0, help="Wall clock for the whole submission.").tag(config=True)
+    memory_bytes = Float(float(2 * sandbox.GiB), help="Memory of the sandbox's process tree.").tag(config=True)
+    backend = Unicode("", help="namespaces, docker, podman or process; empty: the best this machine allows.").tag(
+        config=True
+    )
+    require_sandbox = Bool(False, help="Refuse to grade if any limit cannot be enforced.").tag(config=True)
+    report_dir = Unicode("", help="Folder for the per-submission JSON reports (none if empty).").tag(config=True)
+    output_chars = Float(20000, help="Characters of check output kept per test cell.").tag(config=True)
+
+    def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
+        capabilities = sandbox.probe()
+        backend = self.backend or capabilities.backend
+        if self.require_sandbox and (backend == "process" or capabilities.missing):
+            raise SandboxUnavailable("--require-sandbox: this machine cannot enforce every limit:\n" + capabilities.describe())
+        policy = sandbox.SandboxPolicy(
+            memory_bytes=int(self.memory_bytes),
+            cell_timeout_s=self.cell_timeout_s,
+            submission_timeout_s=self.submission_timeout_s,
+        )
+        tests: list[tuple[int, list[CheckCall]]] = []
+        broken: dict[int, str] = {}
+        student_cells: list[str] = []
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type != "code":
+                continue
+            if is_test_cell(cell):
+                try:
+                    tests.append((index, parse_test_cell(cell.source)))
+                except UngradableTestCell as error:
+                    broken[index] = str(error)
+            else:
+                student_cells.append(cell.source)
+                cell.outputs = []
+        log_path = self._report_path(resources, ".log")
+        session = StudentSession(student_cells, policy, backend=backend, log_path=log_path)
+        outcomes: dict[int, list[CheckOutcome]] = {index: [] for index, _ in tests}
+        try:
+            # Visible checks first: a hidden input never meets code whose output is shown.
+            for hidden in (False, True):
+                for index, calls in tests:
+                    for call in calls:
+                        if call.hidden == hidden:
+                            outcomes[index].append(run_check(session, index, call))
+        finally:
+            session.close()
+        for index, cell_outcomes in outcomes.items():
+            order = {call.check_name: n for n, call in enumerate(dict(tests)[index])}
+            cell_outcomes.sort(key=lambda outcome: order[outcome.check_name])
+            nb.cells[index].outputs = _cell_outputs(cell_outcomes, int(self.output_chars))
+        for index, reason in broken.items():
+            message = f"this test cell cannot be graded automatically: {reason}"
+            nb.cells[index].outputs = [new_output("error", ename="UngradableTestCell", evalue=message, traceback=[message])]
+        self._write_report(resources, backend, capabilities, session, outcomes, broken)
+        return nb, resources
+
+    def _report_path(self, resources: ResourcesDict, suffix: str) -> Path | None:
+        if not self.report_dir:
+            return None
+        info = resources.get("nbgrader", {})
+        student, assignment, notebook = info.get("student"), info.get("assignment"), info.get("notebook")
+        if not (student and assignment and notebook):
+            return None
+        folder = Path(self.report_dir) / str(student) / str(assignment)
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder / f"{notebook}{suffix}"
+
+    def _write_report(
+        self,
+        resources: ResourcesDict,
+        backend: str,
+        capabilities: sandbox.Capabilities,
+        session: StudentSession,
+        outcomes: dict[int, list[CheckOutcome]],
+        broken: dict[int, str],
+    ) -> None:
+        path = self._report_path(resources, ".json")
+        if path is None:
+            return
+        report: dict[str, Any] = {
+            "backend": backend,
+            "not_enforced": list(capabilities.missing) if backend == capabilities.backend else ["see backend"],
+            "events": [asdict(event) for event in session.events],
+            "cell_errors": {str(index): name for index, name in session.cell_errors.items()},
+            "checks": [
+                {"cell": o.cell_index, "check": o.check_name, "passed": o.passed}
+                for cell in outcomes.values()
+                for o in cell
+            ],
+            "ungradable_test_cells": {str(index): reason for index, reason in broken.items()},
+        }
+        path.write_text(json.dumps(report, indent=2), encoding="utf-8")

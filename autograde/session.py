@@ -1,0 +1,256 @@
+"""One submission's sandbox as the grader sees it: run the cells, call the student's functions, survive their failures.
+
+:class:`StudentSession` starts a sandbox (:mod:`autograde.sandbox`), runs the
+notebook's cells in it one at a time, and hands the checks
+:class:`RemoteAnswer` objects: calling one calls the student's function in
+the sandbox, with the check's arguments only. The checks themselves run
+here, in the grader's process, which never runs student code.
+
+Failures cost as little as possible:
+
+- a cell that runs past the per-cell limit, or kills its process (an exit,
+  a crash, the memory limit), is recorded and skipped: the sandbox is
+  replaced and the other cells run again in the new one;
+- a call that stalls or kills the sandbox fails that check only; the next
+  check gets a fresh sandbox with the cells run again;
+- past the per-submission limit, every remaining call fails at once.
+
+Each of these is an *event*; the harness flags a submission with events,
+each with its reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from autograde import sandbox
+from autograde.sandbox_protocol import Channel, ChannelClosed, ChannelTimeout, ProtocolError, RemoteObject
+from autograde.student_code import CheckFailed
+
+HOST_MODULES = ("infer_lib.", "autograde.simulated")
+"""Only objects of these modules (the course library, the checks' instrumented model) are handed to student code."""
+
+
+def host_exportable(obj: Any) -> bool:
+    """Whether the grader may hand ``obj`` to student code as a handle: course objects and their methods only."""
+    if isinstance(obj, (type, type(sys))) or callable(obj) and type(obj).__name__ in ("function", "builtin_function_or_method"):
+        return False
+    target = getattr(obj, "__self__", obj) if type(obj).__name__ == "method" else obj
+    module = type(target).__module__
+    return any(module.startswith(prefix) for prefix in HOST_MODULES)
+
+
+class _HostChannel(Channel):
+    """The grader's end: a deadline on every outermost request, and what the student printed meanwhile.
+
+    A request that times out, or finds the sandbox gone, is handed to
+    ``on_failure``, which ends the sandbox and returns the CheckFailed to raise.
+    """
+
+    def __init__(self, *args: Any, timeout_s: float, on_failure: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.timeout_s = timeout_s
+        self.on_failure = on_failure
+        self.depth = 0
+
+    def on_reply(self, reply: dict[str, Any]) -> None:
+        # Shown again only where the check captures it for a visible case (see student_code.call_student).
+        out = reply.get("out")
+        if isinstance(out, str) and out:
+            print(out, end="")
+
+    def request(self, message: dict[str, Any]) -> Any:
+        outermost = self.depth == 0
+        set_here = outermost and self.deadline is None
+        if set_here:
+            self.deadline = time.monotonic() + self.timeout_s
+        self.depth += 1
+        try:
+            return super().request(message)
+        except (ChannelTimeout, ChannelClosed, ProtocolError, OSError) as error:
+            if outermost and self.on_failure is not None:
+                raise self.on_failure(error) from None
+            raise
+        finally:
+            self.depth -= 1
+            if set_here:
+                self.deadline = None
+
+
+@dataclass
+class SessionEvent:
+    """Something that went wrong in the sandbox: where, and why."""
+
+    where: str
+    reason: str
+
+
+@dataclass
+class StudentSession:
+    """The sandbox of one submission (see the module docstring)."""
+
+    cells: list[str]
+    policy: sandbox.SandboxPolicy
+    backend: str | None = None
+    log_path: Path | None = None
+    events: list[SessionEvent] = field(default_factory=list)
+    cell_errors: dict[int, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._process: sandbox.SandboxProcess | None = None
+        self._channel: _HostChannel | None = None
+        self._skipped: set[int] = set()
+        self._started_at = time.monotonic()
+        self._generation = 0
+        self.current_label = "a check"
+
+    # ------------------------------------------------------------------ life cycle
+
+    def time_left_s(self) -> float:
+        return self.policy.submission_timeout_s - (time.monotonic() - self._started_at)
+
+    def _deadline(self, limit_s: float) -> float:
+        return time.monotonic() + min(limit_s, max(self.time_left_s(), 0.0))
+
+    def _kill(self) -> None:
+        if self._process is not None:
+            for event in self._process.events():
+                self.events.append(SessionEvent("sandbox", event))
+            self._process.kill()
+        self._process = None
+        self._channel = None
+        self._generation += 1
+
+    def close(self) -> None:
+        """End the sandbox and everything in it."""
+        if self._channel is not None and self._process is not None and self._process.alive():
+            with contextlib.suppress(OSError, ValueError):
+                self._channel.send({"op": "exit"})
+        self._kill()
+
+    def _over_time(self) -> bool:
+        if self.time_left_s() > 0:
+            return False
+        if not any(event.reason.startswith("the submission used its") for event in self.events):
+            self.events.append(
+                SessionEvent("submission", f"the submission used its {self.policy.submission_timeout_s:.0f} s limit")
+            )
+        return True
+
+    def _start(self) -> _HostChannel:
+        """A fresh sandbox with every cell run again, except those that stalled or crashed before."""
+        if self._channel is not None:
+            return self._channel
+        if self._over_time():
+            raise CheckFailed(f"not run: the submission used its {self.policy.submission_timeout_s:.0f} s limit")
+        self._process = sandbox.start(self.policy, self.backend, self.log_path)
+        channel = _HostChannel(
+            self._process.stdout_fd,
+            self._process.stdin_fd,
+            exportable=host_exportable,
+            timeout_s=self.policy.cell_timeout_s,
+            on_failure=None,
+        )
+        channel.deadline = self._deadline(self.policy.startup_timeout_s)
+        try:
+            hello = channel.receive()
+        except ProtocolError as error:
+            self._kill()
+            raise CheckFailed(f"the grading sandbox did not start ({error}); see the grading log") from None
+        if hello.get("op") != "ready":
+            self._kill()
+            raise CheckFailed("the grading sandbox did not start properly")
+        self._channel = channel
+        for index, source in enumerate(self.cells):
+            if index in self._skipped:
+                continue
+            if self._over_time():
+                break
+            channel.deadline = self._deadline(self.policy.cell_timeout_s)
+            try:
+                result = channel.request({"op": "run_cell", "source": source})
+            except (ChannelTimeout, ChannelClosed, ProtocolError, OSError) as error:
+                self._skipped.add(index)
+                reason = (
+                    f"stopped after {self.policy.cell_timeout_s:.0f} s (the limit per cell)"
+                    if isinstance(error, ChannelTimeout)
+                    else f"ended the sandbox ({_why_closed(self._process)})"
+                )
+                self.events.append(SessionEvent(f"cell {index + 1}", reason))
+                self._kill()
+                return self._start()
+            finally:
+                if self._channel is not None:
+                    self._channel.deadline = None
+            if isinstance(result, dict) and result.get("error"):
+                self.cell_errors[index] = str(result["error"])
+        channel.on_failure = lambda error: self._call_failed(error, channel)
+        return channel
+
+    # ------------------------------------------------------------------ calls
+
+    def remote(self, name: str, label: str) -> RemoteAnswer:
+        """The student's object called ``name`` in the notebook, for a check."""
+        return RemoteAnswer(self, name, label)
+
+    def _call_failed(self, error: Exception, channel: _HostChannel) -> CheckFailed:
+        """End the sandbox after a call stalled or crashed it; the CheckFailed names the check."""
+        label = self.current_label
+        if channel is not self._channel:
+            return CheckFailed(f"{label}: the object came from an earlier sandbox, which has ended")
+        if isinstance(error, ChannelTimeout):
+            self.events.append(SessionEvent(label, f"stopped after {self.policy.cell_timeout_s:.0f} s (the limit per call)"))
+            self._kill()
+            return CheckFailed(
+                f"{label} did not return within {self.policy.cell_timeout_s:.0f} s: look for a loop that never ends"
+            )
+        why = _why_closed(self._process)
+        self.events.append(SessionEvent(label, f"ended the sandbox ({why}): {error}"))
+        self._kill()
+        return CheckFailed(f"{label} ended the grading sandbox ({why})")
+
+    def channel_for(self, label: str) -> _HostChannel:
+        """The running sandbox's channel (started if needed) for a call made by the check named ``label``."""
+        self.current_label = label
+        channel = self._start()
+        if self._over_time():
+            self._kill()
+            raise CheckFailed(f"{label}: not run, the submission used its {self.policy.submission_timeout_s:.0f} s limit")
+        channel.timeout_s = min(self.policy.cell_timeout_s, max(self.time_left_s(), 0.001))
+        return channel
+
+
+def _why_closed(process: sandbox.SandboxProcess | None) -> str:
+    if process is None:
+        return "no process"
+    events = process.events()
+    if events:
+        return ", ".join(events)
+    code = process.process.poll()
+    if code is None:
+        return "it stopped answering"
+    return f"exit status {code}"
+
+
+class RemoteAnswer:
+    """A student's function (or class) as the checks see it: calling it runs it in the sandbox."""
+
+    def __init__(self, session: StudentSession, name: str, label: str) -> None:
+        self.session = session
+        self.name = name
+        self.label = label
+
+    def _target(self, channel: _HostChannel) -> Any:
+        return channel.request({"op": "lookup", "name": self.name})
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        channel = self.session.channel_for(self.label)
+        target = self._target(channel)
+        if not isinstance(target, RemoteObject):
+            raise TypeError(f"{self.name} is a {type(target).__name__}, not a function")
+        return target(*args, **kwargs)
