@@ -66,9 +66,27 @@ def release_leaks(course_root: Path, exercise: str) -> list[str]:
     return find_leaks(text, secrets, SOLUTION_MARKERS + HIDDEN_TEST_MARKERS)
 
 
+def lint_test_cells(course_root: Path, exercise: str) -> list[str]:
+    """Test cells of ``exercise`` that the sandboxed grader cannot grade: each must only call ``check``."""
+    from autograde.sandboxed_execute import UngradableTestCell, is_test_cell, parse_test_cell
+
+    problems = []
+    for cell in source_notebook(course_root, exercise).cells:
+        if is_test_cell(cell):
+            try:
+                parse_test_cell(cell.source)
+            except UngradableTestCell as error:
+                problems.append(f"{cell.metadata.nbgrader.get('grade_id')}: {error}")
+    return problems
+
+
 def make_assignments(course_root: Path) -> list[Path]:
-    """Generate every student release and prove it shows no solution or hidden test."""
+    """Check the test cells, generate every student release and prove it shows no solution or hidden test."""
     check_config(course_root)
+    for exercise in list_exercises(course_root):
+        problems = lint_test_cells(course_root, exercise)
+        if problems:
+            raise HarnessError(f"{exercise} has test cells the grader cannot run: " + "; ".join(problems))
     gradebook.back_up(course_root)
     releases = []
     for exercise in list_exercises(course_root):

@@ -59,6 +59,14 @@ def _sandbox_reasons(course_root: Path, student_id: str, exercise: str) -> list[
     return reasons
 
 
+def _repairs(course_root: Path, student_id: str, exercise: str) -> list[str]:
+    """How the submission's structure was repaired before grading (information, not a flag)."""
+    path = build_dir(course_root) / "sandbox" / student_id / exercise / f"{exercise}.json"
+    if not path.is_file():
+        return []
+    return [f"repaired: {line}" for line in json.loads(path.read_text(encoding="utf-8")).get("repairs", [])]
+
+
 def _grade_one(course_root: Path, student: StudentFolder, exercise: str, settings: StepSettings) -> GradeRow:
     """Autograde one notebook in a child process and read its grade."""
     max_score = gradebook.assignment_max_score(course_root, exercise)
@@ -94,7 +102,7 @@ def _grade_one(course_root: Path, student: StudentFolder, exercise: str, setting
     if reasons:
         row.status = "flagged"
     # Skipped files cost nothing but are worth a line: the student may have misnamed their work.
-    row.reason = " | ".join([*reasons, *student.notes])
+    row.reason = " | ".join([*reasons, *_repairs(course_root, student.student_id, exercise), *student.notes])
     return row
 
 

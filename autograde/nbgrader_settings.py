@@ -86,6 +86,21 @@ def apply_settings(c: Any, course_root: Path) -> None:
         AssignLatePenalties,
         CheckCellMetadata,
     ]
+    # Before nbgrader reads any metadata, the submission is rebuilt on its release's
+    # skeleton (autograde.repair): pasted, deleted or renamed cells cost nothing.
+    from nbgrader.preprocessors import ClearOutput, DeduplicateIds, OverwriteCells, OverwriteKernelspec
+
+    from autograde.repair import RepairStructure
+
+    c.Autograde.sanitize_preprocessors = [
+        RepairStructure,
+        ClearOutput,
+        DeduplicateIds,
+        OverwriteKernelspec,
+        OverwriteCells,
+        CheckCellMetadata,
+    ]
+    c.RepairStructure.release_root = str(build_dir(root) / "release")
     c.SandboxedExecute.cell_timeout_s = float(CELL_TIMEOUT_S)
     c.SandboxedExecute.report_dir = str(build_dir(root) / "sandbox")
     # nbgrader's default feedback shows hidden tests (in the source and in

@@ -111,13 +111,11 @@ def course_paths() -> dict[str, Path]:
     """The folders the sandbox shows read-only: the Python environment, its base interpreter, infer_lib, autograde."""
     import infer_lib
 
-    import autograde
-
     return {
         "venv": Path(sys.prefix).resolve(),
         "base": Path(sys.base_prefix).resolve(),
-        "infer_lib": Path(infer_lib.__file__).resolve().parent,
-        "autograde": Path(autograde.__file__).resolve().parent,
+        "infer_lib": Path(infer_lib.__path__[0]).resolve(),
+        "autograde": Path(__file__).resolve().parent,
     }
 
 
@@ -224,19 +222,14 @@ class Cgroup:
         return found
 
     def events(self) -> list[str]:
-        """Limits the tree ran into."""
+        """Limits the tree ran into: an OOM kill or the memory ceiling (v1 ``memory.oom_control``, v2
+        ``memory.events``), or a refused fork (``pids.events``)."""
         hit = []
         for path in self.dirs:
-            for name in ("memory.failcnt", "memory.memsw.failcnt"):
-                value = _read_int(path / name)
-                if value:
-                    hit.append("memory limit reached")
-                    break
-            text = _read_text(path / "memory.events")
-            if text and any(line.split()[0] in ("max", "oom_kill") and int(line.split()[1]) > 0 for line in text.splitlines()):
+            counters = _counters(path / "memory.oom_control") | _counters(path / "memory.events")
+            if counters.get("oom_kill", 0) > 0 or counters.get("max", 0) > 0 or _read_int(path / "memory.failcnt") > 0:
                 hit.append("memory limit reached")
-            text = _read_text(path / "pids.events")
-            if text and any(line.split()[0] == "max" and int(line.split()[1]) > 0 for line in text.splitlines()):
+            if _counters(path / "pids.events").get("max", 0) > 0:
                 hit.append("process limit reached")
         return sorted(set(hit))
 
@@ -263,6 +256,16 @@ class Cgroup:
                     break
                 except OSError:
                     time.sleep(0.02)
+
+
+def _counters(path: Path) -> dict[str, int]:
+    """``name value`` lines of a cgroup file as a dict (empty if the file does not exist)."""
+    counters = {}
+    for line in _read_text(path).splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            counters[parts[0]] = int(parts[1])
+    return counters
 
 
 def _read_int(path: Path) -> int:

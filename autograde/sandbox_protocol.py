@@ -94,6 +94,10 @@ class RemoteObject:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return _remote_call(self, args, kwargs)
 
+    def __bool__(self) -> bool:
+        # Like any object without __len__: `if clock:` must not cost a remote call.
+        return True
+
     def __len__(self) -> int:
         return _remote_call(self, (), {}, method="__len__")  # type: ignore[no-any-return]
 

@@ -42,13 +42,18 @@ class CappedText(io.TextIOBase):
         return True
 
     def write(self, text: str) -> int:
-        text = str(text)
+        size = len(text)
         room = MAX_OUTPUT_BYTES - self.kept
-        if room > 0:
+        if room <= 0:
+            self.dropped += size
+        elif size <= room:
+            self.parts.append(text)
+            self.kept += size
+        else:
             self.parts.append(text[:room])
-            self.kept += min(len(text), room)
-        self.dropped += max(0, len(text) - max(room, 0))
-        return len(text)
+            self.kept += room
+            self.dropped += size - room
+        return size
 
     def text(self) -> str:
         note = f"\n[{self.dropped} more characters of output were cut]" if self.dropped else ""
@@ -71,6 +76,15 @@ class Capture:
         return self.stream.text()
 
 
+def _free_bytes(folder: str) -> int:
+    """Free bytes in ``folder``'s filesystem, or -1 where it does not exist (outside a sandbox)."""
+    try:
+        stat = os.statvfs(folder)
+    except OSError:
+        return -1
+    return stat.f_bavail * stat.f_frsize
+
+
 def main() -> None:
     protocol_in, protocol_out = os.dup(0), os.dup(1)
     devnull = os.open(os.devnull, os.O_RDWR)
@@ -89,7 +103,7 @@ def main() -> None:
             raise TypeError("run_cell needs a source string")
         result = shell.run_cell(source, store_history=False, silent=False)
         error = result.error_before_exec or result.error_in_exec
-        return {"error": None if error is None else type(error).__name__}
+        return {"error": None if error is None else type(error).__name__, "scratch_free_bytes": _free_bytes("/scratch")}
 
     def lookup(message: dict[str, Any]) -> Any:
         name = message.get("name")

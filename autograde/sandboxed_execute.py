@@ -43,6 +43,7 @@ from nbgrader.utils import is_grade, is_solution
 from traitlets import Bool, Float, Unicode
 
 from autograde import sandbox
+from autograde.repair import REPAIRS_KEY
 from autograde.session import StudentSession
 from autograde.student_code import CheckFailed
 
@@ -169,6 +170,7 @@ class SandboxedExecute(NbGraderPreprocessor):
             cell_timeout_s=self.cell_timeout_s,
             submission_timeout_s=self.submission_timeout_s,
         )
+        repairs = list(nb.metadata.pop(REPAIRS_KEY, []))
         tests: list[tuple[int, list[CheckCall]]] = []
         broken: dict[int, str] = {}
         student_cells: list[str] = []
@@ -202,7 +204,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         for index, reason in broken.items():
             message = f"this test cell cannot be graded automatically: {reason}"
             nb.cells[index].outputs = [new_output("error", ename="UngradableTestCell", evalue=message, traceback=[message])]
-        self._write_report(resources, backend, capabilities, session, outcomes, broken)
+        self._write_report(resources, backend, capabilities, session, outcomes, broken, repairs)
         return nb, resources
 
     def _report_path(self, resources: ResourcesDict, suffix: str) -> Path | None:
@@ -224,6 +226,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         session: StudentSession,
         outcomes: dict[int, list[CheckOutcome]],
         broken: dict[int, str],
+        repairs: list[str],
     ) -> None:
         path = self._report_path(resources, ".json")
         if path is None:
@@ -239,5 +242,6 @@ class SandboxedExecute(NbGraderPreprocessor):
                 for o in cell
             ],
             "ungradable_test_cells": {str(index): reason for index, reason in broken.items()},
+            "repairs": repairs,
         }
         path.write_text(json.dumps(report, indent=2), encoding="utf-8")

@@ -32,6 +32,8 @@ from autograde import sandbox
 from autograde.sandbox_protocol import Channel, ChannelClosed, ChannelTimeout, ProtocolError, RemoteObject
 from autograde.student_code import CheckFailed
 
+FULL_SCRATCH_BYTES = 1024 * 1024
+"""Less free space than this on the sandbox's /scratch after a cell counts as filling the disk."""
 HOST_MODULES = ("infer_lib.", "autograde.simulated")
 """Only objects of these modules (the course library, the checks' instrumented model) are handed to student code."""
 
@@ -57,11 +59,13 @@ class _HostChannel(Channel):
         self.timeout_s = timeout_s
         self.on_failure = on_failure
         self.depth = 0
+        self.echo = False
+        """Print what the student printed: only while checks call their code, never for their cells."""
 
     def on_reply(self, reply: dict[str, Any]) -> None:
         # Shown again only where the check captures it for a visible case (see student_code.call_student).
         out = reply.get("out")
-        if isinstance(out, str) and out:
+        if self.echo and isinstance(out, str) and out:
             print(out, end="")
 
     def request(self, message: dict[str, Any]) -> Any:
@@ -80,6 +84,14 @@ class _HostChannel(Channel):
             self.depth -= 1
             if set_here:
                 self.deadline = None
+
+
+class SandboxError(BaseException):
+    """The grader could not start a sandbox: not the student's fault, so never a lost point.
+
+    A BaseException, so that no check turns it into a failed answer; it ends
+    the grading of the notebook, which the harness then reports as failed.
+    """
 
 
 @dataclass
@@ -120,7 +132,8 @@ class StudentSession:
     def _kill(self) -> None:
         if self._process is not None:
             for event in self._process.events():
-                self.events.append(SessionEvent("sandbox", event))
+                if not any(event in known.reason for known in self.events):
+                    self.events.append(SessionEvent("sandbox", event))
             self._process.kill()
         self._process = None
         self._channel = None
@@ -148,7 +161,10 @@ class StudentSession:
             return self._channel
         if self._over_time():
             raise CheckFailed(f"not run: the submission used its {self.policy.submission_timeout_s:.0f} s limit")
-        self._process = sandbox.start(self.policy, self.backend, self.log_path)
+        try:
+            self._process = sandbox.start(self.policy, self.backend, self.log_path)
+        except Exception as error:
+            raise SandboxError(f"could not start the grading sandbox: {type(error).__name__}: {error}") from error
         channel = _HostChannel(
             self._process.stdout_fd,
             self._process.stdin_fd,
@@ -161,10 +177,10 @@ class StudentSession:
             hello = channel.receive()
         except ProtocolError as error:
             self._kill()
-            raise CheckFailed(f"the grading sandbox did not start ({error}); see the grading log") from None
+            raise SandboxError(f"the grading sandbox did not start ({error}); see its log") from None
         if hello.get("op") != "ready":
             self._kill()
-            raise CheckFailed("the grading sandbox did not start properly")
+            raise SandboxError("the grading sandbox did not start properly")
         self._channel = channel
         for index, source in enumerate(self.cells):
             if index in self._skipped:
@@ -189,7 +205,11 @@ class StudentSession:
                     self._channel.deadline = None
             if isinstance(result, dict) and result.get("error"):
                 self.cell_errors[index] = str(result["error"])
+            free = result.get("scratch_free_bytes") if isinstance(result, dict) else None
+            if type(free) is int and 0 <= free < FULL_SCRATCH_BYTES:
+                self.events.append(SessionEvent(f"cell {index + 1}", "filled the sandbox's scratch disk"))
         channel.on_failure = lambda error: self._call_failed(error, channel)
+        channel.echo = True
         return channel
 
     # ------------------------------------------------------------------ calls
@@ -226,12 +246,16 @@ class StudentSession:
 
 
 def _why_closed(process: sandbox.SandboxProcess | None) -> str:
+    """Why a sandbox stopped answering: a limit it reached, or its exit status."""
     if process is None:
         return "no process"
+    try:
+        code = process.process.wait(timeout=2)
+    except Exception:  # noqa: BLE001 -- still running: it stopped answering
+        code = None
     events = process.events()
     if events:
         return ", ".join(events)
-    code = process.process.poll()
     if code is None:
         return "it stopped answering"
     return f"exit status {code}"

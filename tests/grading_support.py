@@ -1,0 +1,84 @@
+"""What the grading tests share: a private course copy, the harness as a command, submissions built from a release."""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+
+from autograde.reference import solution_sources
+
+REPO = Path(__file__).resolve().parents[1]
+SANDBOX_UID_MIN = 200_000
+"""Sandboxes run as uids from here up (autograde.sandbox._sandbox_uid)."""
+
+
+def copy_course(root: Path, exercises: list[str]) -> Path:
+    """A private copy of the course: its config files and the source notebooks of ``exercises``, nothing built."""
+    notebooks = [f"exercises/{name}/{name}.ipynb" for name in exercises]
+    for relative in ("nbgrader_config.py", "autograde/nbgrader_config.py", *notebooks):
+        (root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (root / relative).write_bytes((REPO / relative).read_bytes())
+    return root
+
+
+def harness_command(course_root: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "autograde.harness", "--course-root", str(course_root), *args]
+
+
+def run_harness(course_root: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    command = harness_command(course_root, *args)
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(command, capture_output=True, text=True, timeout=1500, cwd=course_root, env=full_env)
+
+
+def release_of(course_root: Path, exercise: str) -> nbformat.NotebookNode:
+    return nbformat.read(course_root / "_build/grading/release" / exercise / f"{exercise}.ipynb", as_version=4)
+
+
+def source_of(exercise: str) -> nbformat.NotebookNode:
+    return nbformat.read(REPO / "exercises" / exercise / f"{exercise}.ipynb", as_version=4)
+
+
+def grade_id(cell: nbformat.NotebookNode) -> str | None:
+    return cell.metadata.get("nbgrader", {}).get("grade_id")
+
+
+def answered(release: nbformat.NotebookNode, exercise: str, replacements: dict[str, str] | None = None) -> nbformat.NotebookNode:
+    """The release with every answer cell filled: from ``replacements`` where given, else the reference solution."""
+    reference = solution_sources(source_of(exercise))
+    nb = copy.deepcopy(release)
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("solution"):
+            cell.source = (replacements or {}).get(meta["grade_id"], reference[meta["grade_id"]])
+    return nb
+
+
+def reference_answer(exercise: str, solution_id: str) -> str:
+    """The reference solution of one answer cell."""
+    return solution_sources(source_of(exercise))[solution_id]
+
+
+def write_notebook(path: Path, nb: nbformat.NotebookNode | str) -> Path:
+    """Write the notebook as it is, without nbformat's validation (a fixture may be deliberately broken)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(nb if isinstance(nb, str) else json.dumps(nb, indent=1), encoding="utf-8")
+    return path
+
+
+def sandbox_processes() -> list[str]:
+    """``ps`` lines of processes running as a sandbox uid (there should be none between batches)."""
+    out = subprocess.run(["ps", "-eo", "uid,pid,args", "--no-headers"], capture_output=True, text=True, check=True)
+    return [line for line in out.stdout.splitlines() if int(line.split()[0]) >= SANDBOX_UID_MIN]
+
+
+def sandbox_cgroups() -> list[Path]:
+    """Cgroups a sandbox left behind."""
+    base = Path("/sys/fs/cgroup")
+    return [path for path in base.glob("**/grading-sandbox-*") if path.is_dir()]
