@@ -15,7 +15,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PORT ?= 8000
 SUBMISSIONS ?= submissions
 
-.PHONY: book test serve bench assignments grade chromium clean help
+.PHONY: book test serve bench assignments grade chromium clean help publish linkcheck
 
 help:
 	@echo "make book         build the course site into _build/html (then: make serve)"
@@ -24,6 +24,9 @@ help:
 	@echo "make bench        run every benchmark in bench/ and print 'name: value' lines"
 	@echo "make assignments  generate the student releases of every exercise"
 	@echo "make grade SUBMISSIONS=dir   autograde a folder of submissions, export CSV and feedback"
+	@echo "make publish      make test with every page re-executed, then push the site to gh-pages"
+	@echo "                  and the launch notebooks to the notebooks branch (ghp-import)"
+	@echo "make linkcheck    check the external links (not part of make test; writes _build/linkcheck)"
 
 $(VENV_STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,14 +54,16 @@ define clear_stale_cache
 	  rm -rf _build/.jupyter_cache; mkdir -p _build; echo "$$key" > _build/.cache_key; fi
 endef
 
-book: $(VENV_STAMP) $(WIDGETS_STAMP)
+# The site offers the exercises' student releases for download (book/exercises.md), so the
+# releases are generated first.
+book: $(VENV_STAMP) $(WIDGETS_STAMP) assignments
 	@$(clear_stale_cache)
 	$(VENV)/bin/jupyter-book build . -n -W --keep-going
 	@echo ""
 	@echo "The course is in _build/html. Open it with: make serve  (then http://127.0.0.1:$(PORT))"
 
-test: $(VENV_STAMP) $(WIDGETS_STAMP) chromium
-	rm -rf _build/html _build/.doctrees _build/jupyter_execute
+test: $(VENV_STAMP) $(WIDGETS_STAMP) chromium assignments
+	rm -rf _build/html _build/.doctrees _build/jupyter_execute _build/notebooks
 	@$(clear_stale_cache)
 	$(VENV)/bin/jupyter-book build . -n -W --keep-going
 	$(PY) -m pytest -n 2 --dist loadfile -p no:cacheprovider
@@ -77,6 +82,22 @@ assignments: $(VENV_STAMP)
 
 grade: $(VENV_STAMP)
 	$(PY) -m autograde.harness grade $(SUBMISSIONS)
+
+# A manual publish: the same gates as CI (make test, every page re-executed), then the site
+# to the gh-pages branch and the notebooks the launch buttons open to the notebooks branch
+# (see course_launch_branch in _config.yml). GitHub Pages must serve the gh-pages branch;
+# .github/workflows/publish.yml is the automatic alternative.
+GHP_IMPORT := $(VENV)/bin/ghp-import --no-jekyll --push --force --no-history
+publish:
+	BOOK_EXECUTE_NOTEBOOKS=force $(MAKE) test
+	$(GHP_IMPORT) --branch gh-pages --message "Publish the course site" _build/html
+	$(GHP_IMPORT) --branch notebooks --message "Publish the launch notebooks" _build/notebooks
+
+# External links only (Sphinx linkcheck; internal links are checked by the strict build of
+# make test). Pages are not executed for it; linkcheck_ignore in _config.yml lists the sites
+# that refuse automated requests. Its report: _build/linkcheck/_build/html/output.txt.
+linkcheck: $(VENV_STAMP) assignments
+	BOOK_EXECUTE_NOTEBOOKS=off $(VENV)/bin/jupyter-book build . --builder linkcheck --path-output _build/linkcheck
 
 clean:
 	rm -rf _build book/_widgets/vendor

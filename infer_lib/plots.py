@@ -31,10 +31,19 @@ def label_axes(ax: Axes, *, title: str, x_label: str, y_label: str, grid: bool =
         ax.grid(True, alpha=0.3)
 
 
-# Okabe-Ito colours: distinguishable with the common forms of colour blindness.
-PREFILL_COLOR = "#E69F00"
-DECODE_COLOR = "#0072B2"
-ACCENT_COLOR = "#009E73"
+#: The plots' colours, the one place they are written (tests/test_plots.py fails on a colour code
+#: anywhere else): the Okabe-Ito palette, told apart with the common forms of colour blindness
+#: (M. Okabe and K. Ito, "Color Universal Design", 2008). Figures pair colour with a marker, a line
+#: style or a label wherever colour alone would carry meaning.
+OKABE_ITO = {"orange": "#E69F00", "sky_blue": "#56B4E9", "bluish_green": "#009E73", "yellow": "#F0E442",
+             "blue": "#0072B2", "vermillion": "#D55E00", "reddish_purple": "#CC79A7", "black": "#000000"}
+#: Neutral greys (the vocabulary tables in chapter 2's parameter figures).
+GREYS = {"light": "#BBBBBB", "dark": "#777777"}
+#: Pale tints of three Okabe-Ito hues, for boxes with text on them.
+PALE_TINTS = {"blue": "#CCE3F0", "orange": "#F9E3B4", "bluish_green": "#CDEBE0"}
+PREFILL_COLOR = OKABE_ITO["orange"]
+DECODE_COLOR = OKABE_ITO["blue"]
+ACCENT_COLOR = OKABE_ITO["bluish_green"]
 
 #: Matplotlib settings for the book's figures: text large enough to read when a 6-inch
 #: figure is shrunk to a 390-pixel phone screen (pass to ``plt.rcParams.update``).
@@ -243,12 +252,13 @@ def draw_prefill_decode_grid(ax: Axes, num_prompt_tokens: int, num_decode_steps:
 # ---------------------------------------------------------------- chapter 3: the KV cache
 
 #: Okabe-Ito colours for many lines, yellow left out (too pale on white).
-LINE_COLORS = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#000000")
+LINE_COLORS = tuple(OKABE_ITO[name] for name in ("blue", "orange", "bluish_green", "vermillion", "reddish_purple",
+                                                  "sky_blue", "black"))
 #: Line styles paired with LINE_COLORS when there are more lines than colours.
 LINE_STYLES = ("-", "--", "-.", ":")
 EMPTY_SLOT_COLOR = "0.85"
 #: Okabe-Ito vermillion, for a budget that is exceeded.
-OVER_COLOR = "#D55E00"
+OVER_COLOR = OKABE_ITO["vermillion"]
 
 
 def draw_kv_cache_grid(ax: Axes, num_layers: int, num_cached_tokens: int, max_tokens: int, *,
@@ -475,14 +485,14 @@ def draw_horizontal_bars(ax: Axes, labels: list[str], values: list[float] | np.n
 
 #: Colour of each part of a model in chapter 2's parameter figures (Okabe-Ito, greys for the vocabulary tables).
 PARAM_PART_COLORS = {
-    "embedding": "#BBBBBB",
-    "lm_head": "#777777",
-    "attention": "#0072B2",
-    "ffn": "#E69F00",
-    "experts": "#D55E00",
-    "shared_experts": "#CC79A7",
-    "router": "#009E73",
-    "norms": "#000000",
+    "embedding": GREYS["light"],
+    "lm_head": GREYS["dark"],
+    "attention": OKABE_ITO["blue"],
+    "ffn": OKABE_ITO["orange"],
+    "experts": OKABE_ITO["vermillion"],
+    "shared_experts": OKABE_ITO["reddish_purple"],
+    "router": OKABE_ITO["bluish_green"],
+    "norms": OKABE_ITO["black"],
 }
 #: Readable name of each part, in the order the stacked bars draw them.
 PARAM_PART_LABELS = {
@@ -581,7 +591,7 @@ def draw_attention_head_flow(ax: Axes, num_tokens: int, d_model: int, head_dim: 
         require_positive_int(field, value)
     s, d, hd, h = num_tokens, d_model, head_dim, num_heads
     _blank_canvas(ax, 10, 12)
-    qkv_color, score_color, out_color = "#CCE3F0", "#F9E3B4", "#CDEBE0"
+    qkv_color, score_color, out_color = PALE_TINTS["blue"], PALE_TINTS["orange"], PALE_TINTS["bluish_green"]
     x_box = _schematic_box(ax, 5.0, 11.2, f"X   $(S, D)$ = ({s}, {d})", "white")
     q_box = _schematic_box(ax, 1.7, 9.2, f"Q = X$W_q$\n$(S, H_d)$ = ({s}, {hd})", qkv_color)
     k_box = _schematic_box(ax, 5.0, 9.2, f"K = X$W_k$\n({s}, {hd})", qkv_color)
@@ -628,7 +638,7 @@ def draw_output_change_by_token(ax: Axes, changes: dict[str, np.ndarray], token_
     """Draw, per token position, how much each block's output moved when one input token was changed.
 
     ``changes`` maps a block name to an array (S,) of relative changes
-    |out_new - out_old| / |out_old| per position; bars are grouped by position and
+    ``|out_new - out_old| / |out_old|`` per position; bars are grouped by position and
     the changed position is marked.
     Introduced in chapter 2 (ch-attention-ffn).
     """
@@ -699,7 +709,7 @@ def draw_share_vs_ffn_width(ax: Axes, ffn_multiples: np.ndarray, shares_by_atten
     Introduced in chapter 2 (ch-attention-ffn).
     """
     ffn_multiples = np.asarray(ffn_multiples, dtype=np.float64)
-    line_colors = [PARAM_PART_COLORS["attention"], PARAM_PART_COLORS["ffn"], ACCENT_COLOR, "#CC79A7"]
+    line_colors = [PARAM_PART_COLORS["attention"], PARAM_PART_COLORS["ffn"], ACCENT_COLOR, OKABE_ITO["reddish_purple"]]
     for index, (label, shares) in enumerate(shares_by_attention.items()):
         if np.shape(shares) != ffn_multiples.shape:
             raise ValueError(f"shares_by_attention[{label!r}] has shape {np.shape(shares)}; "
@@ -777,13 +787,13 @@ def draw_total_vs_active(ax: Axes, total_params: dict[str, float], active_params
 #: Colour and marker of each part of a step (``infer_lib.costs.PARTS``); markers differ so print and
 #: colour-blind readers can tell the parts apart without colour.
 ROOFLINE_PART_STYLES: dict[str, tuple[str, str]] = {
-    "attention projections": ("#0072B2", "s"),
-    "attention": ("#D55E00", "o"),
-    "ffn": ("#009E73", "^"),
-    "router": ("#56B4E9", "P"),
-    "experts": ("#CC79A7", "v"),
-    "shared experts": ("#56B4E9", "<"),
-    "lm head": ("#E69F00", "D"),
+    "attention projections": (OKABE_ITO["blue"], "s"),
+    "attention": (OKABE_ITO["vermillion"], "o"),
+    "ffn": (OKABE_ITO["bluish_green"], "^"),
+    "router": (OKABE_ITO["sky_blue"], "P"),
+    "experts": (OKABE_ITO["reddish_purple"], "v"),
+    "shared experts": (OKABE_ITO["sky_blue"], "<"),
+    "lm head": (OKABE_ITO["orange"], "D"),
 }
 #: How each part is named in a legend.
 ROOFLINE_PART_LABELS = {"ffn": "FFN", "lm head": "LM head"}

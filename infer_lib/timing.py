@@ -120,7 +120,7 @@ class AffineFit:
         return (self.intercept + self.slope * x - y) / y
 
     def worst_relative_residual(self) -> float:
-        """Largest |fitted - measured| / measured over the measured points, as a fraction.
+        """Largest ``|fitted - measured| / measured`` over the measured points, as a fraction.
 
         Introduced in chapter 1 (ch-prefill-decode).
         """
@@ -221,9 +221,10 @@ class LatencyModel:
     def total_latency_s(self, prompt_len: int, output_len: int) -> float:
         """Predicted end-to-end seconds to produce output_len tokens after a prompt_len-token prompt.
 
-        The emission time of the last token (see token_times_s), in closed form:
-        total = TTFT(n) + sum_{k=1}^{m-1} TPOT(n + k - 1)
-              = a + b n + (m - 1) c0 + d ((m - 1) n + (m - 1)(m - 2) / 2),  n = prompt_len, m = output_len.
+        The emission time of the last token (see token_times_s), in closed form::
+
+            total = TTFT(n) + sum_{k=1}^{m-1} TPOT(n + k - 1)
+                  = a + b n + (m - 1) c0 + d ((m - 1) n + (m - 1)(m - 2) / 2),  n = prompt_len, m = output_len.
 
         Introduced in chapter 1 (ch-prefill-decode).
         """

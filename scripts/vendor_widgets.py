@@ -1,9 +1,15 @@
 """Copy the JavaScript the static book loads (widgets, MathJax) from node_modules into book/_widgets/vendor/.
 
 Run ``npm ci`` first. Only the files a page actually requests are copied (the
-html-manager package ships ~25 MB, of which a page loads two scripts and one
+html-manager package ships ~25 MB, of which a page loads one script and one
 font); the destination is git-ignored and rebuilt by ``make``. The versions copied
 are checked against package-lock.json, so a stale node_modules is caught here.
+
+The widget script is html-manager's standalone, already minified ``dist/embed.js``
+(1.9 MB, 0.46 MB gzip-compressed), not ``dist/embed-amd.js`` with RequireJS: the AMD
+build (3.6 MB, 0.92 MB gzip-compressed, also minified) exists so that third-party widget
+modules can be fetched at run time, and it ships the built-in widget modules twice (as
+AMD modules and again inside the manager). The book uses only the built-in widgets.
 
 Usage: python scripts/vendor_widgets.py [--repo-root PATH]
 """
@@ -18,18 +24,17 @@ from pathlib import Path
 #: Git-ignored folder, relative to the repository root; its parent book/_widgets is in ``html_static_path``.
 VENDOR_DIR = Path("book/_widgets/vendor")
 
-#: File name webpack gave fa-solid-900.woff2 inside @jupyter-widgets/html-manager 1.0.15's dist/.
-WIDGET_FONT = "1551f4f60c37af51121f.woff2"
+#: File names webpack gave Font Awesome 5's fa-solid-900, fa-brands-400 and fa-regular-400 woff2 fonts
+#: inside @jupyter-widgets/html-manager 1.0.15's dist/. The widget CSS declares all three faces, and its
+#: ``.fas``/``.fab`` rules also reach the theme's icons; a browser downloads only the faces a page draws.
+WIDGET_FONTS = ("1551f4f60c37af51121f.woff2", "d878b0a6a1144760244f.woff2", "7a3337626410ca2f4071.woff2")
 
 #: (npm package, file inside the package, destination relative to VENDOR_DIR).
 VENDORED_FILES: tuple[tuple[str, str, str], ...] = (
-    ("requirejs", "require.js", "require.js"),
-    ("@jupyter-widgets/html-manager", "dist/embed-amd.js", "embed-amd.js"),
-    # The FontAwesome 5 "solid" font the widget CSS loads (woff2 is the first format it tries).
-    # RequireJS resolves modules under vendor/ (see book/_widgets/require-base-url.js), and two
-    # bundled modules each ask for the font next to their own module URL.
-    ("@jupyter-widgets/html-manager", f"dist/{WIDGET_FONT}", f"@jupyter-widgets/{WIDGET_FONT}"),
-    ("@jupyter-widgets/html-manager", f"dist/{WIDGET_FONT}", f"@jupyter-widgets/html-manager/dist/{WIDGET_FONT}"),
+    ("@jupyter-widgets/html-manager", "dist/embed.js", "embed.js"),
+    # The Font Awesome 5 fonts the widget CSS loads (woff2 is the first format it tries); embed.js
+    # resolves them next to its own URL (webpack's automatic public path).
+    *(("@jupyter-widgets/html-manager", f"dist/{font}", font) for font in WIDGET_FONTS),
     # MathJax 3 for the book's formulas (Sphinx's mathjax_path points here, not at a CDN);
     # its CHTML output loads these fonts relative to the script.
     ("mathjax", "es5/tex-mml-chtml.js", "mathjax/tex-mml-chtml.js"),

@@ -383,3 +383,75 @@ def test_total_vs_active_draws_billions_on_a_log_axis_with_the_ratio():
     assert "5.0B (5%)" in [t.get_text() for t in ax.texts]
     with pytest.raises(ValueError, match="at most"):
         draw_total_vs_active(new_ax(), {"m": 1e9}, {"m": 2e9})
+
+
+# ---------------------------------------------------------------- one colour-blind-safe palette
+
+#: Okabe and Ito's published RGB values ("Color Universal Design", 2008, fig. 16), written out here
+#: as integers so the hex codes in infer_lib.plots are checked against the source, not themselves.
+OKABE_ITO_PUBLISHED_RGB = {
+    "black": (0, 0, 0), "orange": (230, 159, 0), "sky_blue": (86, 180, 233), "bluish_green": (0, 158, 115),
+    "yellow": (240, 228, 66), "blue": (0, 114, 178), "vermillion": (213, 94, 0), "reddish_purple": (204, 121, 167),
+}
+#: The assignments in infer_lib/plots.py that are the palette definition: the only place a colour code may appear.
+PALETTE_DEFINITIONS = {"OKABE_ITO", "GREYS", "PALE_TINTS"}
+#: A string that is only a colour code: #rgb, #rrggbb or #rrggbbaa.
+HEX_COLOUR = r"#(?:[0-9A-Fa-f]{3}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})"
+#: Matplotlib colour names that carry a hue (neutrals such as "black", "white", "none" or "0.6" are allowed).
+HUE_NAME = r"(?:tab:\w+|C\d|xkcd:[\w ]+|red|green|blue|orange|purple|yellow|cyan|magenta|brown|pink|olive|navy|teal)"
+
+
+def hex_literals_outside_palette(path, source: str) -> list[str]:
+    """Return ``file:line: literal`` for each string constant that is a hex colour, palette definitions excepted."""
+    import ast
+    import re
+
+    tree = ast.parse(source)
+    allowed: set[int] = set()
+    if path.name == "plots.py" and path.parent.name == "infer_lib":
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and any(
+                isinstance(target, ast.Name) and target.id in PALETTE_DEFINITIONS for target in node.targets
+            ):
+                allowed.update(id(child) for child in ast.walk(node.value))
+    return [
+        f"{path.name}:{node.lineno}: {node.value!r}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        and re.fullmatch(HEX_COLOUR, node.value.strip()) and id(node) not in allowed
+    ]
+
+
+def test_okabe_ito_palette_matches_the_published_values():
+    from infer_lib.plots import OKABE_ITO
+
+    as_rgb = {name: tuple(int(code[i:i + 2], 16) for i in (1, 3, 5)) for name, code in OKABE_ITO.items()}
+    assert as_rgb == OKABE_ITO_PUBLISHED_RGB
+
+
+def test_hex_literal_detector_sees_a_literal_and_spares_the_palette(tmp_path):
+    from pathlib import Path
+
+    source = 'OKABE_ITO = {"blue": "#0072B2"}\nOTHER = "#0072B2"\nTEXT = "#1 reason"\n'
+    assert hex_literals_outside_palette(Path("infer_lib/plots.py"), source) == ["plots.py:2: '#0072B2'"]
+    assert len(hex_literals_outside_palette(Path("infer_lib/plots_serving.py"), source)) == 2
+
+
+def test_plot_colours_are_written_only_in_the_palette_definition():
+    """No colour code in infer_lib or the chapters' code except OKABE_ITO, GREYS and PALE_TINTS in infer_lib.plots."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    problems: list[str] = []
+    for path in sorted((root / "infer_lib").rglob("*.py")):
+        problems += hex_literals_outside_palette(path, path.read_text(encoding="utf-8"))
+    quoted_hex = re.compile(rf"""["']{HEX_COLOUR}["']""")
+    hue_colour_argument = re.compile(rf"""colou?rs?\w*["']?\s*[=:]\s*["']{HUE_NAME}["']""", flags=re.IGNORECASE)
+    for path in sorted((root / "chapters").glob("*.md")) + sorted((root / "infer_lib").rglob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if path.suffix == ".md" and quoted_hex.search(line):
+                problems.append(f"{path.name}:{number}: {line.strip()}")
+            if hue_colour_argument.search(line):
+                problems.append(f"{path.name}:{number}: named colour, use infer_lib.plots.OKABE_ITO: {line.strip()}")
+    assert not problems, "colours written outside infer_lib.plots' palette:\n" + "\n".join(problems)

@@ -36,7 +36,7 @@ SITE_TEXT_SUFFIXES = {".html", ".js", ".json", ".txt", ".md", ".ipynb", ".py", "
 HIDDEN_BLOCKS = (("### BEGIN SOLUTION", "### END SOLUTION"), ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"))
 
 #: Widget scripts under _static/, in the order a widget page must load them (see nb_ipywidgets_js).
-WIDGET_SCRIPTS_IN_ORDER = ("vendor/require.js", "require-base-url.js", "vendor/embed-amd.js")
+WIDGET_SCRIPTS_IN_ORDER = ("widget-setup.js", "vendor/embed.js")
 
 requires_site = pytest.mark.skipif(
     not SITE.is_dir(), reason=f"{SITE.relative_to(REPO_ROOT)} does not exist: run `make book` first"

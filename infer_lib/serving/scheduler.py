@@ -13,8 +13,9 @@ A step of each batching mode (``config.BATCHING_MODES``):
   last of them finishes.
 - **continuous** (Orca): every step runs one decode token of every running request,
   and refills free places with whole prefills of waiting requests.
-- **chunked** (Sarathi-Serve): every step has a token budget. With :class:`DecodeFirst`
-  it goes to running decodes, then to the next chunks of prefills already started,
+- **chunked** (Sarathi-Serve): every step has a token budget. With
+  :class:`~infer_lib.serving.policies.DecodeFirst` it goes to running decodes, then to
+  the next chunks of prefills already started,
   then to new prefills, whose last chunk is cut to fit.
 
 When a running request needs a KV block and none is free, the queue policy's
@@ -79,7 +80,8 @@ class SchedulerOutput:
 class Scheduler:
     """Waiting queue, running list, KV cache and decode rounds of one simulated engine.
 
-    ``kv_cache`` is a :class:`BlockManager` (paged) or a :class:`ContiguousReservation`;
+    ``kv_cache`` is a :class:`~infer_lib.serving.block_manager.BlockManager` (paged) or a
+    :class:`~infer_lib.serving.reservation.ContiguousReservation`;
     ``sliding_window`` is the model's window if it has sliding layers (else None);
     ``kv_bytes_per_token`` sizes swaps; ``max_model_len`` sizes worst-case reservations.
     Introduced in chapter 6 (ch-serving-engines).

@@ -25,6 +25,7 @@ from infer_lib.checks import require_choice, require_non_negative_int, require_p
 from infer_lib.serving.request import Request
 
 ARRIVAL_PROCESSES = ("poisson", "bursty")
+"""Names of the arrival processes :func:`arrival_times_s` draws from."""
 
 
 def poisson_arrival_times_s(num_requests: int, rate_per_s: float, rng: np.random.Generator) -> np.ndarray:

@@ -9,7 +9,14 @@
 //   - has widget state but no rendered widgets, or a slider outside infer_lib.widgets,
 //   - has an infer_lib.widgets slider that does not change the shown figure on ArrowRight (ArrowLeft
 //     when it opens on its last position), or does not come back to the figure it opened on after
-//     stepping fast to the end and back.
+//     stepping fast to the end and back,
+// and fails on these accessibility faults:
+//   - an <img> in the article (widget frames included) without non-empty alt text,
+//   - a heading that skips a level going down inside the article (h1 then h3),
+//   - a slider handle that is not focusable, has no accessible name (aria-label, aria-labelledby
+//     or a <label>), or whose value (aria-valuenow) the arrow keys do not change,
+//   - an icon (<i class="fa-...">) that draws nothing: no glyph in its ::before, or an icon font
+//     that did not load.
 // Prints a JSON summary on stdout; exits 1 with the reasons on stderr when anything failed.
 
 import { spawn } from "node:child_process";
@@ -32,6 +39,8 @@ const ASSET_FOLDERS = ["_static", "_sources", "_images", "_downloads"];
 const CONTAINER_SELECTOR = ".infer-frames";
 const SLIDER_SELECTOR = ".infer-frames-slider";
 const ANY_SLIDER_SELECTOR = ".widget-slider, .widget-hslider, .widget-vslider";
+const ARTICLE_SELECTOR = "article.bd-article";
+const ICON_SELECTOR = 'i[class*="fa-"]';
 const WIDGET_RENDER_TIMEOUT_MS = 30_000;
 const FIGURE_CHANGE_TIMEOUT_MS = 5_000;
 
@@ -119,6 +128,64 @@ async function stepFastAndBack(page, container, handle, minimum, maximum, start,
   return now;
 }
 
+/** Accessibility faults of the loaded page's article: images without alt text, headings that skip a level. */
+async function articleProblems(page) {
+  return page.evaluate((selector) => {
+    const article = document.querySelector(selector);
+    if (!article) return [];
+    const problems = [];
+    for (const img of article.querySelectorAll("img")) {
+      if (!(img.getAttribute("alt") ?? "").trim()) {
+        const source = (img.getAttribute("src") ?? "").slice(0, 60);
+        problems.push(`image without alt text: ${source}${source.length === 60 ? "..." : ""}`);
+      }
+    }
+    let previous = 0;
+    for (const heading of article.querySelectorAll("h1, h2, h3, h4, h5, h6")) {
+      const level = Number(heading.tagName[1]);
+      if (level > previous + 1) {
+        const text = heading.textContent.trim().slice(0, 50);
+        problems.push(`heading h${level} "${text}" follows ${previous ? `h${previous}` : "no heading"} (a level skipped)`);
+      }
+      previous = level;
+    }
+    return problems;
+  }, ARTICLE_SELECTOR);
+}
+
+/** Icons that draw nothing: an <i class="fa-..."> without a glyph, or no icon font loaded. */
+async function iconProblems(page) {
+  return page.evaluate(async (selector) => {
+    const icons = [...document.querySelectorAll(selector)];
+    if (icons.length === 0) return [];
+    await document.fonts.ready;
+    const problems = [];
+    for (const icon of icons) {
+      const glyph = getComputedStyle(icon, "::before").content;
+      if (!glyph || glyph === "none" || glyph === "normal" || glyph === '""') problems.push(`icon ${icon.className} has no glyph`);
+    }
+    const loaded = [...document.fonts].filter((face) => /Font Awesome/.test(face.family) && face.status === "loaded");
+    if (loaded.length === 0) problems.push(`${icons.length} icon(s) but no Font Awesome font loaded`);
+    return problems;
+  }, ICON_SELECTOR);
+}
+
+/** Accessible name of a slider handle: aria-label, the text aria-labelledby points at, or a <label for>. */
+async function accessibleName(handle) {
+  return handle.evaluate((element) => {
+    const label = element.getAttribute("aria-label");
+    if (label && label.trim()) return label.trim();
+    const ids = (element.getAttribute("aria-labelledby") ?? "").split(/\s+/).filter(Boolean);
+    const text = ids.map((id) => document.getElementById(id)?.textContent ?? "").join(" ").trim();
+    if (text) return text;
+    if (element.id) {
+      const forLabel = document.querySelector(`label[for="${CSS.escape(element.id)}"]`);
+      if (forLabel && forLabel.textContent.trim()) return forLabel.textContent.trim();
+    }
+    return "";
+  });
+}
+
 /** Press ArrowRight on every slider of one infer_lib.widgets container; return one result per slider. */
 async function exerciseContainer(page, container, label, screenshotDir, failures) {
   const results = [];
@@ -146,9 +213,15 @@ async function exerciseContainer(page, container, label, screenshotDir, failures
     const shotBefore = await container.screenshot();
     // A slider may open on any position (an informative one): step right, or left from the last.
     const start = Number(await handle.getAttribute("aria-valuenow"));
+    const name_ = await accessibleName(handle);
+    if (!name_) failures.push(`${name}: slider handle has no accessible name (aria-label, aria-labelledby or <label>)`);
     await handle.focus();
+    const focused = await handle.evaluate((element) => element.tabIndex >= 0 && document.activeElement === element);
+    if (!focused) failures.push(`${name}: slider handle cannot take the keyboard focus (tabindex)`);
     await page.keyboard.press(start < Number(maximum) ? "ArrowRight" : "ArrowLeft");
     const after = await waitForFigureChange(container, before.hash);
+    const valueAfter = Number(await handle.getAttribute("aria-valuenow"));
+    if (valueAfter === start) failures.push(`${name}: the arrow key left aria-valuenow at ${start}`);
     const shotAfter = await container.screenshot();
     const readoutAfter = readout ? await readout.innerText() : null;
     const screenshotsDiffer = !shotBefore.equals(shotAfter);
@@ -166,6 +239,7 @@ async function exerciseContainer(page, container, label, screenshotDir, failures
     else if (returned.hash !== before.hash) failures.push(`${name}: stepping to the end and back did not restore the first figure`);
     results.push({
       slider: name,
+      accessible_name: name_,
       readout: [readoutBefore, readoutAfter],
       figure_sha256: [before.hash.slice(0, 12), (after.hash ?? "").slice(0, 12)],
       figure_px: [before.width, before.height],
@@ -211,6 +285,7 @@ async function checkPage(context, baseUrl, path, screenshotDir, failures) {
     );
     if (strays > 0) problems.push(`${strays} slider(s) not made by infer_lib.widgets: their figures cannot change without a kernel`);
   }
+  problems.push(...(await articleProblems(page)), ...(await iconProblems(page)));
   await page.close();
   failures.push(...problems.map((problem) => `${path}: ${problem}`));
   return { page: path, load_ms: Date.now() - started, widget_state: hasWidgetState, sliders: widgets, problems };
@@ -271,7 +346,10 @@ async function main() {
     console.error(`check_site: ${failures.length} failure(s):\n  - ${failures.join("\n  - ")}`);
     return 1;
   }
-  console.error(`check_site: OK, ${pages.length} pages, ${summary.sliders_checked} sliders moved their figures, no external requests`);
+  console.error(
+    `check_site: OK, ${pages.length} pages, ${summary.sliders_checked} sliders moved their figures from the keyboard, ` +
+      "no external requests, images with alt text, headings in order, named sliders, icons drawn",
+  );
   return 0;
 }
 

@@ -1,0 +1,234 @@
+"""Checks that the built site can be found, run and taken away, and that the publish path exists.
+
+The site checks read the built site (``_build/html``; ``SITE_DIR=path`` points them at
+another build) and are skipped, with that reason, when there is none: ``make test``
+builds it first. Every expected link is rebuilt here by hand from the one setting,
+``repository: url`` in ``_config.yml``, in the format each service documents.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from bs4 import BeautifulSoup
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SITE = Path(os.environ.get("SITE_DIR", REPO_ROOT / "_build" / "html")).resolve()
+#: Where the build leaves the executed notebooks and the notebooks the launch buttons open.
+EXECUTED = SITE.parent / "jupyter_execute"
+LAUNCH_FOLDER = SITE.parent / "notebooks"
+CONFIG = yaml.safe_load((REPO_ROOT / "_config.yml").read_text(encoding="utf-8"))
+REPOSITORY_URL = CONFIG["repository"]["url"].rstrip("/")
+BRANCH = CONFIG["repository"].get("branch", "main")
+LAUNCH_BRANCH = CONFIG["sphinx"]["config"]["course_launch_branch"]
+CHAPTERS = sorted(path.stem for path in (REPO_ROOT / "chapters").glob("*.md"))
+EXERCISES = sorted(p.name for p in (REPO_ROOT / "exercises").iterdir() if (p / f"{p.name}.ipynb").is_file())
+
+requires_site = pytest.mark.skipif(not SITE.is_dir(), reason=f"{SITE} does not exist: run `make book` first")
+
+
+def owner_and_name() -> tuple[str, str]:
+    """``(OWNER, NAME)`` of the configured ``https://github.com/OWNER/NAME``."""
+    match = re.fullmatch(r"https://github\.com/([\w.-]+)/([\w.-]+)", REPOSITORY_URL)
+    assert match, f"repository: url in _config.yml is {REPOSITORY_URL!r}, not https://github.com/OWNER/NAME"
+    return match.group(1), match.group(2)
+
+
+def page(relative: str) -> BeautifulSoup:
+    """The parsed HTML of ``relative`` (e.g. ``chapters/01_prefill_decode.html``) in the site."""
+    path = SITE / relative
+    assert path.is_file(), f"{relative} is not in the built site"
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def hrefs(soup: BeautifulSoup) -> list[str]:
+    """Every link target on the page."""
+    return [anchor["href"] for anchor in soup.find_all("a", href=True)]
+
+
+def read_notebook(path: Path) -> dict:
+    """A notebook's JSON; fails, naming the file, when it is missing or not nbformat 4."""
+    assert path.is_file(), f"{path} does not exist"
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    assert notebook.get("nbformat") == 4 and isinstance(notebook.get("cells"), list), f"{path} is not an nbformat 4 notebook"
+    return notebook
+
+
+def cell_source(cell: dict) -> str:
+    """A cell's source as one string (nbformat allows a list of lines)."""
+    return cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+
+
+def assert_install_cell_first(notebook: dict, where: str) -> None:
+    """The first cell imports the course library and pip-installs it from the configured repository."""
+    first = notebook["cells"][0]
+    source = cell_source(first)
+    assert first["cell_type"] == "code" and "import infer_lib" in source, f"{where}: first cell does not try infer_lib"
+    assert f"git+{REPOSITORY_URL}@{BRANCH}" in source, f"{where}: first cell does not install from {REPOSITORY_URL}"
+
+
+def test_configured_repository_is_a_github_repository() -> None:
+    owner, name = owner_and_name()
+    assert owner and name
+
+
+def test_ghp_import_is_pinned_in_the_lock_file() -> None:
+    lock = (REPO_ROOT / "requirements.lock").read_text(encoding="utf-8")
+    assert re.search(r"^ghp-import==\d+(\.\d+)+$", lock, flags=re.MULTILINE), "make publish needs ghp-import pinned"
+
+
+def makefile_recipes() -> dict[str, str]:
+    """Each Makefile target's recipe text, by target name."""
+    recipes: dict[str, str] = {}
+    current = None
+    for line in (REPO_ROOT / "Makefile").read_text(encoding="utf-8").splitlines():
+        target = re.match(r"^([\w.-]+):(?!=)", line)
+        if target:
+            current = target.group(1)
+            recipes[current] = line + "\n"
+        elif current and line.startswith("\t"):
+            recipes[current] += line + "\n"
+        elif line.strip() and not line.startswith("#"):
+            current = None
+    return recipes
+
+
+def test_makefile_has_publish_and_linkcheck_and_linkcheck_is_not_a_gate() -> None:
+    recipes = makefile_recipes()
+    assert "publish" in recipes and re.search(r"ghp-import|GHP_IMPORT", recipes["publish"]), "make publish: no ghp-import"
+    assert "make" in recipes["publish"].lower() and "test" in recipes["publish"], "make publish must run the tests first"
+    assert "linkcheck" in recipes and "--builder linkcheck" in recipes["linkcheck"]
+    assert "linkcheck" not in recipes["test"], "linkcheck must stay out of make test"
+    assert "assignments" in recipes["book"].splitlines()[0], "make book must generate the releases the site offers"
+
+
+def test_publish_workflow_runs_make_test_before_deploying() -> None:
+    path = REPO_ROOT / ".github" / "workflows" / "publish.yml"
+    assert path.is_file(), "no .github/workflows/publish.yml"
+    workflow = yaml.safe_load(path.read_text(encoding="utf-8"))
+    triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert "main" in triggers["push"]["branches"]
+    build, deploy = workflow["jobs"]["build"], workflow["jobs"]["deploy"]
+    assert build["env"]["BOOK_EXECUTE_NOTEBOOKS"] == "force", "the published build must execute every page"
+    steps = [step.get("run", "") + " " + step.get("uses", "") for step in build["steps"]]
+    test_step = next(i for i, step in enumerate(steps) if re.search(r"\bmake test\b", step))
+    upload_step = next(i for i, step in enumerate(steps) if "actions/upload-pages-artifact" in step)
+    assert test_step < upload_step, "the site must be uploaded only after make test passed"
+    assert next(s for s in build["steps"] if "upload-pages-artifact" in s.get("uses", ""))["with"]["path"] == "_build/html"
+    assert deploy["needs"] == "build" and any("actions/deploy-pages" in s.get("uses", "") for s in deploy["steps"])
+
+
+@requires_site
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_chapter_page_links_repository_and_edit_page(chapter: str) -> None:
+    links = hrefs(page(f"chapters/{chapter}.html"))
+    assert REPOSITORY_URL in links, f"{chapter}: no link to {REPOSITORY_URL}"
+    assert any(link.startswith(f"{REPOSITORY_URL}/issues") for link in links), f"{chapter}: no issues link"
+    assert f"{REPOSITORY_URL}/edit/{BRANCH}/chapters/{chapter}.md" in links, f"{chapter}: no edit-this-page link"
+
+
+@requires_site
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_chapter_page_offers_its_executed_notebook(chapter: str) -> None:
+    links = hrefs(page(f"chapters/{chapter}.html"))
+    downloads = [link for link in links if link.endswith(f"{chapter}.ipynb") and "://" not in link]
+    assert downloads, f"{chapter}: no .ipynb download link"
+    notebook = read_notebook((SITE / "chapters" / downloads[0]).resolve())
+    assert_install_cell_first(notebook, f"{chapter}.ipynb")
+    assert any(cell.get("outputs") for cell in notebook["cells"]), f"{chapter}.ipynb has no outputs"
+    executed = read_notebook(EXECUTED / "chapters" / f"{chapter}.ipynb")
+    assert [cell_source(c) for c in notebook["cells"][1:]] == [cell_source(c) for c in executed["cells"]], (
+        f"{chapter}.ipynb differs from the executed chapter beyond its first cell"
+    )
+
+
+@requires_site
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_chapter_page_launches_on_binder_and_colab(chapter: str) -> None:
+    owner, name = owner_and_name()
+    links = hrefs(page(f"chapters/{chapter}.html"))
+    path = f"chapters/{chapter}.ipynb"
+    # mybinder.org: /v2/gh/OWNER/NAME/REF?urlpath=...; Colab: /github/OWNER/NAME/blob/REF/PATH.
+    binder = f"https://mybinder.org/v2/gh/{owner}/{name}/{LAUNCH_BRANCH}?urlpath=lab/tree/{path}"
+    colab = f"https://colab.research.google.com/github/{owner}/{name}/blob/{LAUNCH_BRANCH}/{path}"
+    assert binder in links, f"{chapter}: no Binder link {binder}"
+    assert colab in links, f"{chapter}: no Colab link {colab}"
+    launched = read_notebook(LAUNCH_FOLDER / path)
+    assert_install_cell_first(launched, f"launch folder {path}")
+
+
+@requires_site
+def test_how_to_use_shows_the_real_clone_command() -> None:
+    text = page("book/how_to_use.html").get_text()
+    assert f"git clone {REPOSITORY_URL}" in text
+    assert "<this repository>" not in text and "{{" not in text
+
+
+@requires_site
+def test_exercises_page_offers_every_release() -> None:
+    links = hrefs(page("book/exercises.html"))
+    offered = sorted({m.group(1) for link in links if (m := re.search(r"_downloads/exercises/(\w+)\.ipynb$", link))})
+    assert len(EXERCISES) == 6 and offered == EXERCISES, f"exercises page offers {offered}, expected {EXERCISES}"
+    owner, name = owner_and_name()
+    for exercise in EXERCISES:
+        notebook = read_notebook(SITE / "_downloads" / "exercises" / f"{exercise}.ipynb")
+        assert_install_cell_first(notebook, f"{exercise}.ipynb")
+        sources = [cell_source(cell) for cell in notebook["cells"]]
+        assert any(source.lstrip().startswith("check(") for source in sources), f"{exercise}: no visible check"
+        assert not any("BEGIN SOLUTION" in source for source in sources), f"{exercise}: release shows a solution"
+        colab = f"https://colab.research.google.com/github/{owner}/{name}/blob/{LAUNCH_BRANCH}/exercises/{exercise}.ipynb"
+        assert colab in links, f"exercises page: no Colab link for {exercise}"
+        assert (LAUNCH_FOLDER / "exercises" / f"{exercise}.ipynb").is_file()
+
+
+@requires_site
+def test_every_page_has_favicon_and_social_preview() -> None:
+    owner, name = owner_and_name()
+    site_url = f"https://{owner.lower()}.github.io/{name}/"
+    pages = sorted(p for p in SITE.rglob("*.html") if p.relative_to(SITE).parts[0] not in ("_static", "_sources"))
+    assert pages
+    problems = []
+    for path in pages:
+        relative = path.relative_to(SITE).as_posix()
+        soup = BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+        if soup.find("meta", attrs={"http-equiv": re.compile("refresh", re.IGNORECASE)}):
+            continue  # index.html only redirects to the first page
+        icon = soup.find("link", rel="icon")
+        if icon is None or not (path.parent / icon["href"]).resolve().is_file():
+            problems.append(f"{relative}: no favicon link to an existing file")
+        meta = {tag.get("property") or tag.get("name"): tag.get("content", "") for tag in soup.find_all("meta")}
+        for key in ("og:title", "og:description", "og:image", "og:url", "twitter:card"):
+            if not meta.get(key):
+                problems.append(f"{relative}: no {key}")
+        image = meta.get("og:image", "")
+        if not image.startswith(site_url) or not (SITE / image.removeprefix(site_url)).is_file():
+            problems.append(f"{relative}: og:image {image!r} is not a file of the site at {site_url}")
+        if meta.get("og:url") != f"{site_url}{relative}":
+            problems.append(f"{relative}: og:url {meta.get('og:url')!r}")
+    assert not problems, "\n".join(problems[:20])
+
+
+@requires_site
+def test_footer_and_bibliography_read_cleanly() -> None:
+    intro = page("book/intro.html").get_text()
+    assert "By The course authors" not in intro
+    bibliography = page("book/bibliography.html").get_text()
+    assert "\\$" not in bibliography, "a literal \\$ in the references"
+    assert "The Llama 3 herd of models" in bibliography, "Llama lost its capital"
+    # Labels read as the text cites: "Ma and Patterson, 2026", never "[MP26]" or a run of letters.
+    labels = [label.get_text(strip=True).strip("[]") for label in page("book/bibliography.html").select(".citation .label")]
+    assert "Ma and Patterson, 2026" in labels
+    machine_made = [label for label in labels if not re.fullmatch(r".+, \d{4}[a-z]?", label)]
+    assert not machine_made, f"labels that are not 'Author, year': {machine_made}"
+
+
+@requires_site
+def test_dark_mode_gives_figures_a_light_background() -> None:
+    css = (SITE / "_static" / "course.css").read_text(encoding="utf-8")
+    rule = re.search(r'html\[data-theme="dark"\] \.bd-article img\s*\{([^}]*)\}', css)
+    assert rule and "background-color: #ffffff" in rule.group(1)
