@@ -27,6 +27,19 @@ def default_course_root() -> Path:
     return Path(__file__).resolve().parent.parent
 
 
+def copy_course(source_root: Path, dest_root: Path, exercises: list[str]) -> Path:
+    """A private copy of a course in ``dest_root``: its nbgrader settings and the sources of ``exercises``, nothing built.
+
+    Tests and benchmarks grade in such copies, so the instructor's own
+    ``_build/grading`` and gradebook are never touched.
+    """
+    notebooks = [f"{SOURCE_SUBDIR}/{name}/{name}.ipynb" for name in exercises]
+    for relative in ("nbgrader_config.py", "autograde/nbgrader_config.py", *notebooks):
+        (dest_root / relative).parent.mkdir(parents=True, exist_ok=True)
+        (dest_root / relative).write_bytes((Path(source_root) / relative).read_bytes())
+    return dest_root
+
+
 def list_exercises(course_root: Path) -> list[str]:
     """Names of the exercises: folders ``exercises/<name>/`` holding ``<name>.ipynb``."""
     source = Path(course_root) / SOURCE_SUBDIR

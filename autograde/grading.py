@@ -70,6 +70,9 @@ def _repairs(course_root: Path, student_id: str, exercise: str) -> list[str]:
 def _grade_one(course_root: Path, student: StudentFolder, exercise: str, settings: StepSettings) -> GradeRow:
     """Autograde one notebook in a child process and read its grade."""
     max_score = gradebook.assignment_max_score(course_root, exercise)
+    # Read before the reset: the hand-in may be nbgrader's own submitted/ folder, which the reset clears.
+    notebook = student.notebooks[exercise].read_bytes() if exercise in student.notebooks else b""
+    suspicious = suspicious_code(nbformat.reads(notebook.decode("utf-8"), as_version=4)) if notebook else []
     _reset_student(course_root, student.student_id, exercise)
     failed = GradeRow(student.student_id, exercise, "failed", 0.0, max_score)
     if exercise in student.problems:
@@ -77,7 +80,7 @@ def _grade_one(course_root: Path, student: StudentFolder, exercise: str, setting
         return failed
     submitted = build_dir(course_root) / "submitted" / student.student_id / exercise
     submitted.mkdir(parents=True)
-    shutil.copyfile(student.notebooks[exercise], submitted / f"{exercise}.ipynb")
+    (submitted / f"{exercise}.ipynb").write_bytes(notebook)
 
     log = build_dir(course_root) / "logs" / f"autograde.{student.student_id}.{exercise}.log"
     result = autograde_step.autograde(course_root, exercise, student.student_id, settings, log)
@@ -96,7 +99,6 @@ def _grade_one(course_root: Path, student: StudentFolder, exercise: str, setting
         ungraded = ", ".join(score.ungraded) or "see formgrader"
         reasons.append(f"needs manual grading (deleted or broken test cell?): {ungraded}")
     reasons += _sandbox_reasons(course_root, student.student_id, exercise)
-    suspicious = suspicious_code(nbformat.read(student.notebooks[exercise], as_version=4))
     if suspicious:
         reasons.append("review the code: " + "; ".join(suspicious))
     if reasons:

@@ -12,7 +12,8 @@ The gradebook is copied to ``gradebook.backup.db`` first: regenerating with
 changed test cells after students have been graded needs a gradebook
 migration (nbgrader issue #1646).
 
-``grade`` expects ``SUBMISSIONS_DIR/<student_id>/<exercise>.ipynb`` (see
+``grade`` expects ``SUBMISSIONS_DIR/<student_id>/<exercise>.ipynb`` or
+nbgrader's collected layout ``<student_id>/<exercise>/<exercise>.ipynb`` (see
 :mod:`autograde.submissions`). For every student it
 
 1. checks that each notebook is valid JSON and a valid notebook with
@@ -98,7 +99,8 @@ def _parser() -> argparse.ArgumentParser:
         help="autograde a folder of student notebooks",
         description=(
             "Grade SUBMISSIONS_DIR laid out as SUBMISSIONS_DIR/<student_id>/<exercise>.ipynb, "
-            "e.g. hand-in/alice/ex01_prefill_decode.ipynb. Student ids: letters, digits, '_', '-', '.'. "
+            "e.g. hand-in/alice/ex01_prefill_decode.ipynb, or as nbgrader collect writes it "
+            "(SUBMISSIONS_DIR/<student_id>/<exercise>/<exercise>.ipynb, e.g. _build/grading/submitted). Student ids: letters, digits, '_', '-', '.'. "
             "Other files in a student's folder are ignored (and listed); a file or a badly named folder "
             "directly in SUBMISSIONS_DIR is an error. Run `assignments` first."
         ),

@@ -29,7 +29,10 @@ from pathlib import Path
 
 import nbformat
 
-LAYOUT_HELP = "expected one folder per student: <submissions_dir>/<student_id>/<exercise>.ipynb"
+LAYOUT_HELP = (
+    "expected one folder per student: <submissions_dir>/<student_id>/<exercise>.ipynb "
+    "(or nbgrader's collected layout, <student_id>/<exercise>/<exercise>.ipynb)"
+)
 STUDENT_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 """A hand-in bigger than this is refused: real answers are a few hundred kB."""
@@ -93,10 +96,18 @@ def _read_student(folder: Path, exercises: list[str]) -> StudentFolder:
                 student.notebooks[exercise] = entry
             else:
                 student.problems[exercise] = problem
+        elif entry.is_dir() and entry.name in exercises and (entry / f"{entry.name}.ipynb").is_file():
+            # nbgrader's collected layout (submitted/<student>/<exercise>/<exercise>.ipynb): only the notebook is used.
+            nested = entry / f"{entry.name}.ipynb"
+            problem = notebook_problem(nested)
+            if problem is None:
+                student.notebooks[entry.name] = nested
+            else:
+                student.problems[entry.name] = problem
         elif entry.is_dir() and entry.name in exercises:
             student.problems[entry.name] = (
-                f"found a folder {folder.name}/{entry.name}/; put the notebook directly in "
-                f"{folder.name}/ as {entry.name}.ipynb ({LAYOUT_HELP})"
+                f"found a folder {folder.name}/{entry.name}/ without {entry.name}.ipynb in it; put the notebook "
+                f"directly in {folder.name}/ as {entry.name}.ipynb ({LAYOUT_HELP})"
             )
         else:
             student.notes.append(f"ignored {folder.name}/{entry.name}")

@@ -1,4 +1,8 @@
-"""Autograding throughput: seconds per submitted notebook, measured on a private copy of the course.
+"""Autograding throughput: 100 submissions of one exercise, and seconds per notebook of every exercise.
+
+``grade_100_submissions_s``: one batch of 100 submissions of exercise 2 (a
+quarter with one wrong answer, a quarter with another), each graded in its
+own sandbox; the goal is 5 minutes on 2 cores.
 
 Copies the course's nbgrader files into a temporary folder, generates the
 release of every exercise, answers each with its reference solution for
@@ -20,6 +24,7 @@ from pathlib import Path
 
 import nbformat
 
+from autograde import course
 from autograde.course import list_exercises
 from autograde.reference import solution_sources
 
@@ -28,10 +33,7 @@ NUM_STUDENTS = 4
 
 
 def copy_course(root: Path, exercises: list[str]) -> None:
-    notebooks = [f"exercises/{exercise}/{exercise}.ipynb" for exercise in exercises]
-    for relative in ("nbgrader_config.py", "autograde/nbgrader_config.py", *notebooks):
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_bytes((REPO / relative).read_bytes())
+    course.copy_course(REPO, root, exercises)
 
 
 def harness(root: Path, *args: str) -> None:
@@ -79,7 +81,47 @@ def grade_batch(exercises: list[str]) -> tuple[float, list[dict], dict[str, list
     return elapsed_s, rows, per_notebook_s
 
 
+NUM_SUBMISSIONS = 100
+THROUGHPUT_EXERCISE = "ex02_attention_ffn"
+WRONG_ANSWERS = {
+    1: {"ex02_block_solution": "def gpt_block_params(d_model, ffn_dim):\n    return 12 * d_model * d_model\n"},
+    2: {"ex02_fraction_solution": "def attention_fraction(d_model, ffn_dim):\n    return 0.5\n"},
+}
+"""Every fourth student gets the block wrong, every fourth the fraction: a class is not all correct."""
+
+
+def grade_submissions(count: int) -> tuple[float, list[dict]]:
+    """Grade ``count`` submissions of one exercise in one ``make grade`` batch; returns its seconds and rows."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "course"
+        copy_course(root, [THROUGHPUT_EXERCISE])
+        harness(root, "assignments")
+        exercise = THROUGHPUT_EXERCISE
+        release = nbformat.read(root / "_build/grading/release" / exercise / f"{exercise}.ipynb", as_version=4)
+        answers = solution_sources(nbformat.read(root / "exercises" / exercise / f"{exercise}.ipynb", as_version=4))
+        folder = Path(tmp) / "hand-in"
+        for student in range(count):
+            nb = copy.deepcopy(release)
+            replaced = WRONG_ANSWERS.get(student % 4, {})
+            for cell in nb.cells:
+                grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+                if cell.metadata.get("nbgrader", {}).get("solution"):
+                    cell.source = replaced.get(grade_id, answers[grade_id])
+            (folder / f"student{student:03d}").mkdir(parents=True)
+            nbformat.write(nb, folder / f"student{student:03d}" / f"{exercise}.ipynb")
+        start_s = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "autograde.harness", "--course-root", str(root), "grade", str(folder)],
+                       check=False, stdout=subprocess.DEVNULL)
+        elapsed_s = time.perf_counter() - start_s
+        rows = json.loads((root / "_build/grading/report.json").read_text(encoding="utf-8"))["rows"]
+    return elapsed_s, rows
+
+
 def main() -> None:
+    elapsed_s, rows = grade_submissions(NUM_SUBMISSIONS)
+    print(f"grade_100_submissions_s: {elapsed_s:.1f}")
+    print(f"grade_100_submissions_graded: {sum(row['status'] != 'failed' for row in rows)}/{len(rows)}")
+    print(f"grade_100_submissions_full_marks: {sum(row['score'] == row['max_score'] for row in rows)}")
     exercises = list_exercises(REPO)
     elapsed_s, rows, per_notebook_s = grade_batch(exercises)
     notebooks = NUM_STUDENTS * len(exercises)

@@ -5,12 +5,14 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import nbformat
 
+from autograde import course
 from autograde.reference import solution_sources
 
 REPO = Path(__file__).resolve().parents[1]
@@ -20,11 +22,16 @@ SANDBOX_UID_MIN = 200_000
 
 def copy_course(root: Path, exercises: list[str]) -> Path:
     """A private copy of the course: its config files and the source notebooks of ``exercises``, nothing built."""
-    notebooks = [f"exercises/{name}/{name}.ipynb" for name in exercises]
-    for relative in ("nbgrader_config.py", "autograde/nbgrader_config.py", *notebooks):
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_bytes((REPO / relative).read_bytes())
-    return root
+    return course.copy_course(REPO, root, exercises)
+
+
+def variant_replacements(exercise: str, name: str) -> dict[str, str]:
+    """Answer cell id -> code of a wrong "variant" (``tests/grading_fixtures/variants/<exercise>/<name>.py``)."""
+    text = (REPO / "tests/grading_fixtures/variants" / exercise / f"{name}.py").read_text(encoding="utf-8")
+    parts = re.split(r"^# %% replaces: (\S+)\n", text, flags=re.MULTILINE)
+    if len(parts) < 3:
+        raise ValueError(f"{name}.py has no '# %% replaces: <grade_id>' line")
+    return {grade_id: code for grade_id, code in zip(parts[1::2], parts[2::2], strict=True)}
 
 
 def harness_command(course_root: Path, *args: str) -> list[str]:

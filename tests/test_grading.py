@@ -57,6 +57,7 @@ from autograde.nbgrader_runner import failure_reason, run_with_limits
 from autograde.reference import run_answers, solution_sources, source_notebook_path
 from autograde.regenerate_expected import build_expected, expected_file
 from autograde.submissions import LayoutError, read_submissions
+from grading_support import copy_course, variant_replacements
 
 REPO = Path(__file__).resolve().parent.parent
 VARIANTS_ROOT = Path(__file__).resolve().parent / "grading_fixtures" / "variants"
@@ -334,11 +335,7 @@ def by_exercise(exercises: list[Exercise]) -> pytest.MarkDecorator:
 
 def read_variant(exercise: Exercise, name: str) -> dict[str, str]:
     """Solution cell id -> replacement code, from ``variants/<exercise>/<name>.py`` (``# %% replaces: <id>``)."""
-    text = (VARIANTS_ROOT / exercise.name / f"{name}.py").read_text(encoding="utf-8")
-    parts = re.split(r"^# %% replaces: (\S+)\n", text, flags=re.MULTILINE)
-    if len(parts) < 3:
-        raise ValueError(f"{name}.py has no '# %% replaces: <grade_id>' line")
-    return {grade_id: code for grade_id, code in zip(parts[1::2], parts[2::2], strict=True)}
+    return variant_replacements(exercise.name, name)
 
 
 _SOURCES: dict[str, nbformat.NotebookNode] = {}
@@ -996,15 +993,17 @@ def test_broken_or_misplaced_notebooks_are_one_students_problem(tmp_path):
     _notebook_file(tmp_path / "alice" / f"{EXERCISE}.ipynb")
     _notebook_file(tmp_path / "alice" / "notes.txt", "hello")
     _notebook_file(tmp_path / "bob" / f"{EXERCISE}.ipynb", '{"cells": [')
-    _notebook_file(tmp_path / "carol" / EXERCISE / f"{EXERCISE}.ipynb")
+    _notebook_file(tmp_path / "carol" / EXERCISE / f"{EXERCISE}.ipynb")  # nbgrader's collected layout
+    _notebook_file(tmp_path / "frank" / EXERCISE / "renamed.ipynb")
     _notebook_file(tmp_path / "dan" / f"{EXERCISE}.ipynb", '{"cells": 3}')
     _notebook_file(tmp_path / "erin" / "solution.ipynb")
     (tmp_path / ".ipynb_checkpoints").mkdir()
     students = {student.student_id: student for student in read_submissions(tmp_path, [EXERCISE])}
-    assert sorted(students) == ["alice", "bob", "carol", "dan", "erin"]
+    assert sorted(students) == ["alice", "bob", "carol", "dan", "erin", "frank"]
     assert list(students["alice"].notebooks) == [EXERCISE] and students["alice"].notes == ["ignored alice/notes.txt"]
     assert students["bob"].problems[EXERCISE].startswith("not a notebook: invalid JSON at line 1")
-    assert "put the notebook directly in carol/ as ex01_prefill_decode.ipynb" in students["carol"].problems[EXERCISE]
+    assert list(students["carol"].notebooks) == [EXERCISE] and students["carol"].problems == {}
+    assert "put the notebook directly in frank/ as ex01_prefill_decode.ipynb" in students["frank"].problems[EXERCISE]
     assert students["dan"].problems[EXERCISE].startswith("not a valid Jupyter notebook")
     assert students["erin"].problems == {
         "(none)": "no gradable notebook: expected erin/ex01_prefill_decode.ipynb, found solution.ipynb"
@@ -1042,11 +1041,7 @@ def _harness_concurrently(runs: list[tuple[Path, tuple[str, ...]]]) -> list[subp
 
 def _copy_course(root: Path) -> Path:
     """A private copy of the course: its config files and source exercises, nothing built."""
-    notebooks = [f"exercises/{exercise.name}/{exercise.name}.ipynb" for exercise in EXERCISES]
-    for relative in ("nbgrader_config.py", "autograde/nbgrader_config.py", *notebooks):
-        (root / relative).parent.mkdir(parents=True, exist_ok=True)
-        (root / relative).write_bytes((REPO / relative).read_bytes())
-    return root
+    return copy_course(root, [exercise.name for exercise in EXERCISES])
 
 
 @pytest.fixture(scope="module")
