@@ -454,7 +454,8 @@ class Channel:
             # Not an Exception: student code cannot swallow it with `except Exception` (the model's call limit).
             klass = RemoteBaseError
             message = f"{type_name}: {message}"
-        elif not (isinstance(klass, type) and issubclass(klass, Exception)):
+        elif not (isinstance(klass, type) and issubclass(klass, Exception)) or klass is Exception:
+            # A class of the student's own (or an unknown one): named in the message, never trusted as a type.
             klass = RemoteError
             message = f"{type_name}: {message}"
         try:
