@@ -379,7 +379,15 @@ def _namespace_script(root: Path, paths: dict[str, Path], runner: Path, stub: Pa
     binds = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc"]
     binds += [str(paths["base"]), str(paths["venv"]), str(paths["infer_lib"])]
     q = shlex.quote
-    lines = ["set -e", f"R={q(str(root))}", "mount -t tmpfs -o size=64m,mode=755 sandbox-root \"$R\""]
+    lines = [
+        "set -e",
+        f"R={q(str(root))}",
+        'mount -t tmpfs -o size=64m,mode=755 sandbox-root "$R"',
+        # The writable tmpfs first: the binds below may live under /tmp (a course checked out there).
+        'mkdir -p "$R/proc" "$R/dev" "$R/scratch" "$R/tmp"',
+        f'mount -t tmpfs -o size={policy.scratch_bytes},mode=1777,nosuid,nodev scratch "$R/scratch"',
+        f'mount -t tmpfs -o size={policy.scratch_bytes},mode=1777,nosuid,nodev tmp "$R/tmp"',
+    ]
     for path in dict.fromkeys(binds):
         lines.append(
             f'if [ -L {q(path)} ]; then mkdir -p "$R"$(dirname {q(path)}); cp -P {q(path)} "$R"{q(path)}; '
@@ -391,11 +399,8 @@ def _namespace_script(root: Path, paths: dict[str, Path], runner: Path, stub: Pa
         f'mkdir -p "$R"{q(autograde_dir)} "$R"{RUNNER_DIR}',
         f'mount --bind {q(str(stub))} "$R"{q(autograde_dir)}; mount -o remount,bind,ro "$R"{q(autograde_dir)}',
         f'mount --bind {q(str(runner))} "$R"{RUNNER_DIR}; mount -o remount,bind,ro "$R"{RUNNER_DIR}',
-        'mkdir -p "$R/proc" "$R/dev" "$R/scratch" "$R/tmp"',
         'mount -t proc -o nosuid,nodev,noexec proc "$R/proc"',
         'for n in null zero full random urandom; do touch "$R/dev/$n"; mount --bind "/dev/$n" "$R/dev/$n"; done',
-        f'mount -t tmpfs -o size={policy.scratch_bytes},mode=1777,nosuid,nodev scratch "$R/scratch"',
-        f'mount -t tmpfs -o size={policy.scratch_bytes},mode=1777,nosuid,nodev tmp "$R/tmp"',
         "cd /",
         f'exec chroot "$R" /usr/bin/setpriv --reuid={uid} --regid={uid} --clear-groups '
         "--inh-caps=-all --bounding-set=-all --no-new-privs -- "

@@ -334,7 +334,10 @@ class Channel:
             raise ValueError(f"a message of {len(data)} bytes is over the {MAX_MESSAGE_BYTES}-byte limit")
         view = memoryview(data)
         while view:
-            written = os.write(self.write_fd, view)
+            try:
+                written = os.write(self.write_fd, view)
+            except OSError as error:  # a closed or broken pipe: the other side is gone
+                raise ChannelClosed(f"cannot write to the other side: {error}") from None
             view = view[written:]
 
     def receive(self) -> dict[str, Any]:
@@ -344,9 +347,16 @@ class Channel:
                 raise ProtocolError(f"a message over the {MAX_MESSAGE_BYTES}-byte limit")
             if self.deadline is not None:
                 left = self.deadline - time.monotonic()
-                if left <= 0 or not select.select([self.read_fd], [], [], left)[0]:
+                try:
+                    ready = left > 0 and select.select([self.read_fd], [], [], left)[0]
+                except (OSError, ValueError) as error:
+                    raise ChannelClosed(f"cannot wait for the other side: {error}") from None
+                if not ready:
                     raise ChannelTimeout("no answer before the deadline")
-            chunk = os.read(self.read_fd, 1 << 16)
+            try:
+                chunk = os.read(self.read_fd, 1 << 16)
+            except OSError as error:
+                raise ChannelClosed(f"cannot read from the other side: {error}") from None
             if not chunk:
                 raise ChannelClosed("the other side closed the pipe")
             self._buffer += chunk

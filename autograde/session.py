@@ -76,7 +76,8 @@ class _HostChannel(Channel):
         self.depth += 1
         try:
             return super().request(message)
-        except (ChannelTimeout, ChannelClosed, ProtocolError, OSError) as error:
+        except (ChannelTimeout, ChannelClosed, ProtocolError) as error:
+            # Only the pipe's own failures: an OSError the student's code raised arrives decoded, as itself.
             if outermost and self.on_failure is not None:
                 raise self.on_failure(error) from None
             raise
@@ -142,7 +143,7 @@ class StudentSession:
     def close(self) -> None:
         """End the sandbox and everything in it."""
         if self._channel is not None and self._process is not None and self._process.alive():
-            with contextlib.suppress(OSError, ValueError):
+            with contextlib.suppress(OSError, ValueError, ProtocolError):
                 self._channel.send({"op": "exit"})
         self._kill()
 
@@ -190,7 +191,7 @@ class StudentSession:
             channel.deadline = self._deadline(self.policy.cell_timeout_s)
             try:
                 result = channel.request({"op": "run_cell", "source": source})
-            except (ChannelTimeout, ChannelClosed, ProtocolError, OSError) as error:
+            except (ChannelTimeout, ChannelClosed, ProtocolError) as error:
                 self._skipped.add(index)
                 reason = (
                     f"stopped after {self.policy.cell_timeout_s:.0f} s (the limit per cell)"
