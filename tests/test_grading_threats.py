@@ -24,6 +24,8 @@ from typing import Any
 import nbformat
 import pytest
 
+from autograde import sandbox
+
 from grading_support import (
     REPO,
     answered,
@@ -38,7 +40,8 @@ from grading_support import (
 )
 
 pytestmark = pytest.mark.skipif(
-    not Path("/sys/fs/cgroup").exists(), reason="grading fixtures need Linux (namespaces, cgroups)"
+    sandbox.probe().backend != "namespaces" or sandbox.probe().missing,
+    reason="these fixtures need the full sandbox: Linux, root, namespaces and cgroups (see `make grade`'s first lines)",
 )
 
 EX02 = "ex02_attention_ffn"
@@ -256,6 +259,9 @@ def _cases() -> dict[str, tuple[str, Any, float, str, str | None]]:
         "d3_appends_to_checks": ("D3", probe(
             "def attack():\n    with open('{repo}/autograde/checks.py', 'a') as source:\n        source.write('')\n"
             "    return True"), BLOCK_LOST, "ok", None),
+        "d3_sees_feedback_and_gradebook_folder": ("D3", probe(
+            "def attack():\n    import os\n    return os.path.isdir('{course}/_build/grading/feedback')"
+            " or os.path.isdir('{course}/_build/grading')"), BLOCK_LOST, "ok", None),
         "d4_reads_other_submission": ("D4", probe(
             "def attack():\n    import glob\n    return bool(glob.glob('{course}/_build/grading/submitted/*/*/*.ipynb')"
             " or glob.glob('{hand_in}/*/*.ipynb'))"), BLOCK_LOST, "ok", None),
