@@ -309,10 +309,12 @@ def _write_runner_files(folder: Path) -> Path:
 
 
 def _write_stub(folder: Path) -> Path:
-    """A stand-in ``autograde`` package whose ``check`` does nothing; returns its folder."""
+    """A stand-in ``autograde`` package: a ``check`` that does nothing, and the public ``simulated``; returns its folder."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "__init__.py").write_text('"""Grading runs outside this sandbox."""\n')
     (folder / "checks.py").write_text(STUB_CHECKS)
+    # The instrumented model and clock that exercise 1's own cells use to try a loop; no check or answer is in it.
+    shutil.copyfile(Path(__file__).resolve().parent / "simulated.py", folder / "simulated.py")
     return folder
 
 

@@ -407,10 +407,12 @@ class Channel:
             if capture is None and isinstance(error, (KeyboardInterrupt, SystemExit)):
                 raise
             output = capture.text() if capture is not None else ""
-            self.send({"op": "raise", "id": request_id, "error": self._encode_error(error), "out": output})
+            cut = getattr(capture, "cut", 0) if capture is not None else 0
+            self.send({"op": "raise", "id": request_id, "error": self._encode_error(error), "out": output, "cut": cut})
             return
         output = capture.text() if capture is not None else ""
-        self.send({"op": "ok", "id": request_id, "value": encoded, "out": output})
+        cut = getattr(capture, "cut", 0) if capture is not None else 0
+        self.send({"op": "ok", "id": request_id, "value": encoded, "out": output, "cut": cut})
 
     def _dispatch(self, message: dict[str, Any]) -> Any:
         op = message["op"]

@@ -75,6 +75,11 @@ class Capture:
     def text(self) -> str:
         return self.stream.text()
 
+    @property
+    def cut(self) -> int:
+        """Characters printed beyond MAX_OUTPUT_BYTES (not kept)."""
+        return self.stream.dropped
+
 
 def _free_bytes(folder: str) -> int:
     """Free bytes in ``folder``'s filesystem, or -1 where it does not exist (outside a sandbox)."""

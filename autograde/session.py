@@ -59,10 +59,14 @@ class _HostChannel(Channel):
         self.timeout_s = timeout_s
         self.on_failure = on_failure
         self.depth = 0
+        self.on_cut: Any = None
         self.echo = False
         """Print what the student printed: only while checks call their code, never for their cells."""
 
     def on_reply(self, reply: dict[str, Any]) -> None:
+        cut = reply.get("cut")
+        if type(cut) is int and cut > 0 and self.on_cut is not None:
+            self.on_cut(cut)
         # Shown again only where the check captures it for a visible case (see student_code.call_student).
         out = reply.get("out")
         if self.echo and isinstance(out, str) and out:
@@ -173,6 +177,7 @@ class StudentSession:
             timeout_s=self.policy.cell_timeout_s,
             on_failure=None,
         )
+        channel.on_cut = self._output_cut
         channel.deadline = self._deadline(self.policy.startup_timeout_s)
         try:
             hello = channel.receive()
@@ -218,6 +223,12 @@ class StudentSession:
     def remote(self, name: str, label: str) -> RemoteAnswer:
         """The student's object called ``name`` in the notebook, for a check."""
         return RemoteAnswer(self, name, label)
+
+    def _output_cut(self, characters: int) -> None:
+        """Record, once per submission, that the student printed more than the sandbox keeps."""
+        if not any(event.reason.startswith("printed more than") for event in self.events):
+            limit_kb = self.policy.output_bytes_per_call // 1024
+            self.events.append(SessionEvent(self.current_label, f"printed more than {limit_kb} KB at once; the rest was cut"))
 
     def _call_failed(self, error: Exception, channel: _HostChannel) -> CheckFailed:
         """End the sandbox after a call stalled or crashed it; the CheckFailed names the check."""

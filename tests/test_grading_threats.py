@@ -179,8 +179,10 @@ def _cases() -> dict[str, tuple[str, Any, float, str, str | None]]:
         "r3_fills_disk": ("R3", right_with(
             "with open('/scratch/fill', 'wb') as f:\n    for _ in range(2048):\n        f.write(bytes(1024**2))"),
             FULL, "flagged", r"filled the sandbox's scratch disk"),
-        "r4_many_lines": ("R4", right_with("for i in range(200_000):\n    print('line', i)"), FULL, None, None),
-        "r5_huge_line_in_check": ("R5", block(right_block_then("    print('x' * 30_000_000)")), FULL, "ok", None),
+        "r4_many_lines": ("R4", right_with("for i in range(100_000):\n    print('line', i)"), FULL, "flagged",
+                          r"printed more than 64 KB"),
+        "r5_huge_line_in_check": ("R5", block(right_block_then("    print('x' * 30_000_000)")), FULL, "flagged",
+                                  r"printed more than 64 KB"),
         "r6_network": ("R6", probe(
             "def attack():\n    import socket\n    socket.create_connection(('1.1.1.1', 53), timeout=2).close()\n    return True"),
             BLOCK_LOST, "ok", None),
@@ -277,7 +279,7 @@ def _cases() -> dict[str, tuple[str, Any, float, str, str | None]]:
             "    except OSError:\n        pass"), FULL, "flagged", r"imports `signal`"),
         "d2_stashes_hidden_inputs": ("D2", lambda r, p: _with_cells(answered(
             r, EX02, {"ex02_block_solution": stash_and_show, "ex02_fraction_solution": show_seen}),
-            "print('PRINTED-IN-A-STUDENT-CELL')"), FULL, "ok", None),
+            "print('PRINTED-IN-A-' + 'student-cell'.upper())"), FULL, "ok", None),
     }
 
 

@@ -370,3 +370,86 @@ def test_live_positions_by_hand() -> None:
     assert live_positions([1, 2], 1) == [1, 2]
     with pytest.raises(ValueError, match="substeps"):
         live_positions([1, 2], 0)
+
+
+def decoded_pixels(image_bytes: bytes) -> tuple[tuple[int, int], bytes]:
+    """Return (size, RGB bytes) of an encoded image, whatever its format."""
+    with Image.open(io.BytesIO(image_bytes)) as image:
+        return image.size, image.convert("RGB").tobytes()
+
+
+class TestWebpFrames:
+    """image_format="webp" ships the same pixels in fewer bytes, on the static page and live."""
+
+    def test_webp_frames_hold_exactly_the_pixels_of_the_png_frames(self) -> None:
+        values = [1.0, 2.0, 3.0]
+        box = frames_slider(draw_line, values, description="slope", image_format="webp")
+        _slider, stack = box.children
+        for frame, value in zip(stack.children, values):
+            assert frame.format == "webp"
+            assert frame.value[:4] == b"RIFF" and frame.value[8:12] == b"WEBP"  # the WebP container's magic
+            png = render_frame_png(draw_line, value, dpi=100 * PIXEL_RATIO)
+            assert decoded_pixels(frame.value) == decoded_pixels(png)  # lossless: not one pixel differs
+
+    def test_webp_frame_is_smaller_than_the_png_frame(self) -> None:
+        png = render_frame_png(draw_line, 1.5, dpi=200)
+        box = frames_slider(draw_line, [1.5], description="slope", image_format="webp")
+        webp = box.children[1].children[0].value
+        assert len(webp) < len(png)
+
+    def test_png_stays_the_default(self) -> None:
+        box = frames_slider(draw_line, [1.0], description="slope")
+        frame = box.children[1].children[0]
+        assert frame.format == "png" and frame.value[:8] == b"\x89PNG\r\n\x1a\n"
+
+    def test_grid_frames_and_the_live_image_use_the_format(self) -> None:
+        box = frames_grid_sliders(draw_pair, [1, 5], [2, 6], row_description="row", column_description="column",
+                                  image_format="webp")
+        _row_slider, column_slider, outer = box.children
+        assert all(frame.format == "webp" for inner in outer.children for frame in inner.children)
+        column_slider.value = 6
+        live = box.children[-1]
+        assert isinstance(live, ipywidgets.Image) and live.format == "webp"
+        assert decoded_pixels(live.value) == decoded_pixels(render_frame_png(draw_pair, (1, 6), dpi=200))
+
+    def test_unknown_format_is_rejected_before_drawing(self) -> None:
+        calls = []
+
+        def record(ax: Axes, value: float) -> None:
+            calls.append(value)
+
+        with pytest.raises(ValueError, match="image_format must be one of"):
+            frames_slider(record, [1.0], description="slope", image_format="jpeg")
+        with pytest.raises(ValueError, match="image_format must be one of"):
+            frames_grid_sliders(draw_pair, [1], [2], row_description="row", column_description="column",
+                                image_format="gif")
+        assert calls == []
+
+
+class TestPaletteKeepsPlotColours:
+    """Reducing a frame to a palette must not change the colour of a small marker or legend entry."""
+
+    def test_every_okabe_ito_colour_of_small_markers_survives_exactly(self) -> None:
+        from infer_lib.plots import OKABE_ITO
+
+        colours = [hex_colour for name, hex_colour in OKABE_ITO.items() if name != "black"]
+
+        def draw_markers(ax: Axes, size: float) -> None:
+            for i, colour in enumerate(colours):
+                ax.scatter([i], [i], s=size, color=colour, edgecolor="black", label=f"series {i}")
+            ax.legend(loc="lower right", fontsize=8)
+            ax.grid(alpha=0.3)
+
+        png = render_frame_png(draw_markers, 30.0, figsize=(6.4, 4.6), dpi=200, palette_colors=64)
+        with Image.open(io.BytesIO(png)) as image:
+            present = {f"#{r:02X}{g:02X}{b:02X}" for _count, (r, g, b) in image.convert("RGB").getcolors(1 << 20)}
+        assert [c for c in colours if c.upper() not in present] == []
+
+    def test_an_image_with_few_colours_is_kept_pixel_for_pixel(self) -> None:
+        def draw_flat(ax: Axes, value: float) -> None:
+            ax.axis("off")
+            ax.add_patch(plt.Rectangle((0.0, 0.0), value, 1.0, color="#0072B2", antialiased=False))
+
+        full = render_frame_png(draw_flat, 0.5, palette_colors=None)
+        reduced = render_frame_png(draw_flat, 0.5, palette_colors=16)
+        assert decoded_pixels(reduced) == decoded_pixels(full)  # white and one blue: nothing to merge
