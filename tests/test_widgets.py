@@ -453,3 +453,18 @@ class TestPaletteKeepsPlotColours:
         full = render_frame_png(draw_flat, 0.5, palette_colors=None)
         reduced = render_frame_png(draw_flat, 0.5, palette_colors=16)
         assert decoded_pixels(reduced) == decoded_pixels(full)  # white and one blue: nothing to merge
+
+    def test_the_most_frequent_colours_map_to_themselves(self) -> None:
+        full = render_frame_png(draw_line, 2.0, palette_colors=None)
+        reduced = render_frame_png(draw_line, 2.0, palette_colors=8)
+        (_size, raw_before), (_size, raw_after) = decoded_pixels(full), decoded_pixels(reduced)
+        before = [tuple(raw_before[i:i + 3]) for i in range(0, len(raw_before), 3)]
+        after = [tuple(raw_after[i:i + 3]) for i in range(0, len(raw_after), 3)]
+        # Counted naively here: the eight most frequent colours (white background, black text, ...).
+        tally: dict[tuple[int, int, int], int] = {}
+        for colour in before:
+            tally[colour] = tally.get(colour, 0) + 1
+        frequent = set(sorted(tally, key=lambda colour: (-tally[colour], colour))[:8])
+        assert (255, 255, 255) in frequent
+        assert all(b == a for b, a in zip(before, after) if b in frequent)
+        assert len(set(after)) <= 8
