@@ -22,9 +22,8 @@ from typing import Any
 import nbformat
 import pytest
 
-from autograde import sandbox
-
 from grading_support import (
+    NEEDS_FULL_SANDBOX,
     REPO,
     answered,
     copy_course,
@@ -37,10 +36,7 @@ from grading_support import (
 )
 from test_grading_threats import CASES
 
-pytestmark = pytest.mark.skipif(
-    sandbox.probe().backend != "namespaces" or sandbox.probe().missing,
-    reason="these fixtures need the full sandbox: Linux, root, namespaces and cgroups (see `make grade`'s first lines)",
-)
+pytestmark = NEEDS_FULL_SANDBOX
 
 EX02 = "ex02_attention_ffn"
 CLEAN_ANSWERS = (None, "forgets_biases", "counts_untied_head", "forgets_position_table", "returns_float")

@@ -24,9 +24,8 @@ from typing import Any
 import nbformat
 import pytest
 
-from autograde import sandbox
-
 from grading_support import (
+    NEEDS_FULL_SANDBOX,
     REPO,
     answered,
     copy_course,
@@ -39,10 +38,7 @@ from grading_support import (
     write_notebook,
 )
 
-pytestmark = pytest.mark.skipif(
-    sandbox.probe().backend != "namespaces" or sandbox.probe().missing,
-    reason="these fixtures need the full sandbox: Linux, root, namespaces and cgroups (see `make grade`'s first lines)",
-)
+pytestmark = NEEDS_FULL_SANDBOX
 
 EX02 = "ex02_attention_ffn"
 EX01 = "ex01_prefill_decode"
