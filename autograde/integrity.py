@@ -1,10 +1,11 @@
 """Flag student code that reaches for the grading machinery, for a person to review.
 
-The checks run inside the student's kernel (see :mod:`autograde.harness`), so
-a student's cell could, for example, define its own ``check`` that passes
-everything. This scan cannot stop a determined cheat (code can be obfuscated);
-it catches the direct attempts and turns them into a ``flagged`` status with
-the reason, never into points. Only cells the student can edit are read:
+The verdicts do not depend on this scan: student code runs in a sandbox and
+every check runs outside it (:mod:`autograde.sandboxed_execute`), so a cell
+that defines its own ``check`` or climbs the stack gains nothing. The scan
+still tells a person who reads the grades which submissions tried: it
+catches the direct attempts (code can be obfuscated) and turns them into a
+``flagged`` status with the reason, never into points or lost points. Only cells the student can edit are read:
 locked cells are restored from the gradebook before grading anyway.
 """
 

@@ -1,10 +1,11 @@
 """Run one nbgrader command as a child process, with a wall-clock and a memory limit.
 
-Each student is graded by a separate ``nbgrader autograde`` process, so a
-wedged kernel, a crash or a runaway loop costs that student only. At the
-wall-clock limit the whole process tree is killed: nbgrader *and* its kernel,
-which jupyter_client starts in a session of its own (killing nbgrader's
-process group alone would leave the kernel spinning).
+The harness runs ``generate_assignment``, ``generate_feedback`` and ``export``
+this way (autograding runs in-process, with student code in a sandbox: see
+:mod:`autograde.autograde_step`). At the wall-clock limit the whole process
+tree is killed, including any process the command started in a session of
+its own (killing the process group alone would leave it running).
+:func:`failure_reason` also reads the logs of the in-process autograde step.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ import psutil
 from autograde.nbgrader_settings import build_dir
 
 MEMORY_LIMIT_BYTES = 4 * 1024**3
-"""Address-space limit of nbgrader and the kernel it starts: a memory bomb gets MemoryError."""
+"""Address-space limit of the nbgrader command and whatever it starts: a runaway gets MemoryError."""
 
 _THREAD_ENV = {
-    # One BLAS thread per kernel: the tiny model gains nothing from more, and
+    # One BLAS thread per process: the tiny model gains nothing from more, and
     # a grading machine stays responsive while several batches run.
     "OMP_NUM_THREADS": "1",
     "OPENBLAS_NUM_THREADS": "1",

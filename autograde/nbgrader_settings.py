@@ -63,7 +63,6 @@ def apply_settings(c: Any, course_root: Path) -> None:
     c.CourseDirectory.solution_directory = f"{BUILD_SUBDIR}/solution"
     c.CourseDirectory.db_url = gradebook_url(root)
 
-    c.Execute.timeout = CELL_TIMEOUT_S
     # Student code runs in a sandbox and the checks run in the grader's process
     # (autograde.sandboxed_execute); the rest of nbgrader's autograde steps are its own.
     from nbconvert.preprocessors import ClearMetadataPreprocessor

@@ -201,7 +201,7 @@ class Channel:
             return {"$enum": f"{klass.__module__}:{klass.__qualname__}", "v": self.encode(value.value, depth + 1)}
         if _is_plain_dataclass(value):
             try:
-                fields = {f.name: self._encode_plain(getattr(value, f.name), depth + 1) for f in _fields(value)}
+                fields = {f.name: self._encode_plain(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value)}
             except _NotPlain:
                 pass
             else:
@@ -493,10 +493,6 @@ def _forwarding_property(name: str) -> Any:
 def _is_plain_dataclass(value: Any) -> bool:
     klass = type(value)
     return dataclasses.is_dataclass(value) and not isinstance(value, type) and klass.__module__.startswith(BY_VALUE_MODULE)
-
-
-def _fields(value: Any) -> tuple[dataclasses.Field, ...]:  # type: ignore[type-arg]
-    return dataclasses.fields(value)
 
 
 def _course_class(qualified: str) -> type:

@@ -123,7 +123,6 @@ class StudentSession:
         self._channel: _HostChannel | None = None
         self._skipped: set[int] = set()
         self._started_at = time.monotonic()
-        self._generation = 0
         self.current_label = "a check"
 
     # ------------------------------------------------------------------ life cycle
@@ -142,7 +141,6 @@ class StudentSession:
             self._process.kill()
         self._process = None
         self._channel = None
-        self._generation += 1
 
     def close(self) -> None:
         """End the sandbox and everything in it."""
