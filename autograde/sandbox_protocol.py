@@ -129,8 +129,9 @@ class Channel:
     """One end of the pipe: encodes, decodes, sends, waits, and serves the other end's requests.
 
     ``exportable(obj)`` says whether a local object may be handed out by
-    handle (the grader refuses anything but its model and the course's
-    objects); ``handlers`` adds side-specific operations (``run_cell``).
+    handle, and ``readable(obj, name, value)`` whether the other side may
+    read ``obj.name`` (the grader allows only its model's few methods and
+    plain data); ``handlers`` adds side-specific operations (``run_cell``).
     """
 
     def __init__(
@@ -139,12 +140,14 @@ class Channel:
         write_fd: int,
         *,
         exportable: Callable[[Any], bool] = lambda obj: True,
+        readable: Callable[[Any, str, Any], bool] = lambda obj, name, value: True,
         handlers: dict[str, Callable[[dict[str, Any]], Any]] | None = None,
         capture: Callable[[], Any] | None = None,
     ) -> None:
         self.read_fd = read_fd
         self.write_fd = write_fd
         self.exportable = exportable
+        self.readable = readable
         self.handlers = dict(handlers or {})
         self.capture = capture
         self.deadline: float | None = None
@@ -268,7 +271,12 @@ class Channel:
             return self._decode_dataclass(data, depth)
         if "$enum" in data:
             klass = _course_class(_str(data["$enum"]))
-            return klass(self.decode(data["v"], depth + 1))
+            if not issubclass(klass, enum.Enum):
+                raise ProtocolError(f"{klass.__name__} is not an enum")
+            try:
+                return klass(self.decode(data["v"], depth + 1))
+            except ValueError:
+                raise ProtocolError(f"not a member of {klass.__name__}") from None
         if "$h" in data:
             return self._proxy(int(data["$h"]), _str(data.get("type", "object")), _list(data.get("bases", [])))
         raise ProtocolError("unknown tag")
@@ -365,8 +373,8 @@ class Channel:
             raise ProtocolError(f"a message over the {MAX_MESSAGE_BYTES}-byte limit")
         try:
             message = json.loads(line)
-        except ValueError as error:
-            raise ProtocolError(f"not JSON: {error}") from None
+        except (ValueError, RecursionError) as error:
+            raise ProtocolError(f"not JSON: {type(error).__name__}") from None
         if not isinstance(message, dict) or not isinstance(message.get("op"), str):
             raise ProtocolError("a message must be a JSON object with an 'op'")
         return message
@@ -423,7 +431,10 @@ class Channel:
             name = _str(message.get("name"))
             if name.startswith("_"):
                 raise AttributeError(f"{name} is private")
-            return getattr(target, name)
+            value = getattr(target, name)
+            if not self.readable(target, name, value):
+                raise AttributeError(f"{type(target).__name__}.{name} is not available to this code")
+            return value
         if op == "call":
             target = self._local(message.get("h"))
             method = _str(message.get("method", ""))
@@ -490,24 +501,48 @@ def _forwarding_property(name: str) -> Any:
     return property(lambda self: _remote_getattr(self, name))
 
 
+def is_plain(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` would travel by value, with no handle anywhere inside it."""
+    if depth > MAX_DEPTH:
+        return False
+    if value is None or type(value) in (bool, int, float, str) or type(value) in _NUMPY_SCALARS:
+        return True
+    if type(value) is np.ndarray:
+        return value.dtype.kind in "biuf"
+    if type(value) in (list, tuple):
+        return all(is_plain(item, depth + 1) for item in value)
+    if type(value) is dict:
+        return all(is_plain(k, depth + 1) and is_plain(v, depth + 1) for k, v in value.items())
+    if isinstance(value, enum.Enum):
+        return type(value).__module__.startswith(BY_VALUE_MODULE)
+    if _is_plain_dataclass(value):
+        return all(is_plain(getattr(value, f.name), depth + 1) for f in dataclasses.fields(value))
+    return False
+
+
 def _is_plain_dataclass(value: Any) -> bool:
     klass = type(value)
     return dataclasses.is_dataclass(value) and not isinstance(value, type) and klass.__module__.startswith(BY_VALUE_MODULE)
 
 
 def _course_class(qualified: str) -> type:
-    """A class of the course library named ``module:qualname``; nothing else can be named."""
-    module_name, _, qualname = qualified.partition(":")
-    if not module_name.startswith(BY_VALUE_MODULE) or not qualname:
+    """A class of the course library named ``module:Name``, defined in that very module; nothing else can be named.
+
+    The name is one identifier (no dots, no dunders), so it cannot walk from
+    a course module to anything that module imported (numpy, subprocess...).
+    """
+    module_name, _, name = qualified.partition(":")
+    if not module_name.startswith(BY_VALUE_MODULE) or not name.isidentifier() or name.startswith("_"):
+        raise ProtocolError(f"{qualified!r} is not a class of the course library")
+    if not all(part.isidentifier() for part in module_name.split(".")):
         raise ProtocolError(f"{qualified!r} is not a class of the course library")
     try:
-        target: Any = importlib.import_module(module_name)
-        for part in qualname.split("."):
-            target = getattr(target, part)
-    except (ImportError, AttributeError):
-        raise ProtocolError(f"no class {qualified!r}") from None
-    if not isinstance(target, type):
-        raise ProtocolError(f"{qualified!r} is not a class")
+        module = importlib.import_module(module_name)  # a module of the course library: trusted code
+    except ImportError:
+        raise ProtocolError(f"no module {module_name!r}") from None
+    target = getattr(module, name, None)
+    if not isinstance(target, type) or target.__module__ != module_name or target.__qualname__ != name:
+        raise ProtocolError(f"{qualified!r} is not a class of the course library")
     return target
 
 

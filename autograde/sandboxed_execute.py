@@ -44,6 +44,7 @@ from traitlets import Bool, Float, Unicode
 
 from autograde import sandbox
 from autograde.repair import REPAIRS_KEY
+from autograde.sandbox_protocol import RemoteBaseError
 from autograde.session import StudentSession
 from autograde.student_code import CheckFailed
 
@@ -123,6 +124,9 @@ def run_check(session: StudentSession, cell_index: int, call: CheckCall) -> Chec
             check(call.check_name, answer)
     except CheckFailed as error:
         return CheckOutcome(cell_index, call.check_name, False, _shown(call, printed), str(error))
+    except RemoteBaseError as error:  # the student's code raised a bare BaseException: this check fails, not the notebook
+        message = f"{call.check_name}: your code raised {error}"
+        return CheckOutcome(cell_index, call.check_name, False, _shown(call, printed), message)
     except Exception as error:  # noqa: BLE001 -- any other failure is the student's answer failing
         message = f"{call.check_name}: {type(error).__name__}: {error}"
         return CheckOutcome(cell_index, call.check_name, False, _shown(call, printed), message)

@@ -29,13 +29,30 @@ from pathlib import Path
 from typing import Any
 
 from autograde import sandbox
-from autograde.sandbox_protocol import Channel, ChannelClosed, ChannelTimeout, ProtocolError, RemoteObject
+from autograde.sandbox_protocol import Channel, ChannelClosed, ChannelTimeout, ProtocolError, RemoteObject, is_plain
 from autograde.student_code import CheckFailed
 
 FULL_SCRATCH_BYTES = 1024 * 1024
 """Less free space than this on the sandbox's /scratch after a cell counts as filling the disk."""
 HOST_MODULES = ("infer_lib.", "autograde.simulated")
 """Only objects of these modules (the course library, the checks' instrumented model) are handed to student code."""
+
+
+HOST_METHODS: dict[str, frozenset[str]] = {
+    "InstrumentedModel": frozenset({"new_cache", "prefill", "decode", "forward"}),
+}
+"""The only methods student code may call on the grader's objects (exercise 1's model); the clock is called as itself."""
+
+
+def host_readable(obj: Any, name: str, value: Any) -> bool:
+    """Whether student code may read ``obj.name`` of a grader's object: a listed method, or plain data.
+
+    Anything else (the real model behind the instrumented one, its weights,
+    the clock object, a method that writes files) stays on the grader's side.
+    """
+    if callable(value):
+        return name in HOST_METHODS.get(type(obj).__name__, frozenset())
+    return is_plain(value)
 
 
 def host_exportable(obj: Any) -> bool:
@@ -172,6 +189,7 @@ class StudentSession:
             self._process.stdout_fd,
             self._process.stdin_fd,
             exportable=host_exportable,
+            readable=host_readable,
             timeout_s=self.policy.cell_timeout_s,
             on_failure=None,
         )
@@ -186,23 +204,27 @@ class StudentSession:
             self._kill()
             raise SandboxError("the grading sandbox did not start properly")
         self._channel = channel
+        check_label = self.current_label
         for index, source in enumerate(self.cells):
             if index in self._skipped:
                 continue
             if self._over_time():
                 break
+            self.current_label = f"cell {index + 1}"
             channel.deadline = self._deadline(self.policy.cell_timeout_s)
             try:
                 result = channel.request({"op": "run_cell", "source": source})
-            except (ChannelTimeout, ChannelClosed, ProtocolError) as error:
+            except Exception as error:  # noqa: BLE001 -- whatever went wrong, this cell is skipped in a fresh sandbox
                 self._skipped.add(index)
-                reason = (
-                    f"stopped after {self.policy.cell_timeout_s:.0f} s (the limit per cell)"
-                    if isinstance(error, ChannelTimeout)
-                    else f"ended the sandbox ({_why_closed(self._process)})"
-                )
+                if isinstance(error, ChannelTimeout):
+                    reason = f"stopped after {self.policy.cell_timeout_s:.0f} s (the limit per cell)"
+                elif isinstance(error, ProtocolError):
+                    reason = f"ended the sandbox ({_why_closed(self._process)})"
+                else:  # an answer the runner never sends: the cell wrote on the grader's pipe
+                    reason = f"broke the grading pipe ({type(error).__name__})"
                 self.events.append(SessionEvent(f"cell {index + 1}", reason))
                 self._kill()
+                self.current_label = check_label
                 return self._start()
             finally:
                 if self._channel is not None:
@@ -212,6 +234,7 @@ class StudentSession:
             free = result.get("scratch_free_bytes") if isinstance(result, dict) else None
             if type(free) is int and 0 <= free < FULL_SCRATCH_BYTES:
                 self.events.append(SessionEvent(f"cell {index + 1}", "filled the sandbox's scratch disk"))
+        self.current_label = check_label
         channel.on_failure = lambda error: self._call_failed(error, channel)
         channel.echo = True
         return channel

@@ -273,6 +273,13 @@ def _cases() -> dict[str, tuple[str, Any, float, str, str | None]]:
         "kills_every_process": ("issue", right_with(
             "import os, signal\nfor pid in range(2, 5000):\n    try:\n        os.kill(pid, signal.SIGKILL)\n"
             "    except OSError:\n        pass"), FULL, "flagged", r"imports `signal`"),
+        "enum_names_a_grader_class": ("wire", lambda release, paths: answered(release, EX02, {"ex02_block_solution": (
+            "import enum\n\nclass Evil(enum.Enum):\n    X = ('sh', '-c', 'touch {marker}')\n\n"
+            "Evil.__module__ = 'infer_lib.layers'\nEvil.__qualname__ = 'np.f2py.subprocess.Popen'\n\n"
+            "def gpt_block_params(d_model, ffn_dim):\n    return Evil.X\n").format(**paths)}),
+            BLOCK_LOST, "flagged", r"ended the sandbox"),
+        "raises_base_exception": ("wire", block(
+            "def gpt_block_params(d_model, ffn_dim):\n    raise BaseException('boom')\n"), BLOCK_LOST, "ok", None),
         "d2_stashes_hidden_inputs": ("D2", lambda r, p: _with_cells(answered(
             r, EX02, {"ex02_block_solution": stash_and_show, "ex02_fraction_solution": show_seen}),
             "print('PRINTED-IN-A-' + 'student-cell'.upper())"), FULL, "ok", None),
@@ -284,6 +291,8 @@ def _delete(nb: nbformat.NotebookNode, cell_id: str) -> nbformat.NotebookNode:
     return nb
 
 
+MARKER = "written-on-the-grader-side"
+"""A file that only code escaping to the grader's process could create (beside the course copy)."""
 CASES = _cases()
 FAKED_CALL_LOG = "ex01_fakes_call_log"
 
@@ -295,7 +304,7 @@ def threats(tmp_path_factory) -> dict[str, Any]:
     result = run_harness(course, "assignments")
     assert result.returncode == 0, result.stdout + result.stderr
     hand_in = tmp_path_factory.mktemp("threats-hand-in")
-    paths = {"course": str(course), "repo": str(REPO), "hand_in": str(hand_in)}
+    paths = {"course": str(course), "repo": str(REPO), "hand_in": str(hand_in), "marker": str(course.parent / MARKER)}
     release = release_of(course, EX02)
     for student_id, (_, build, _, _, _) in CASES.items():
         write_notebook(hand_in / student_id / f"{EX02}.ipynb", build(release, paths))
@@ -311,6 +320,11 @@ def threats(tmp_path_factory) -> dict[str, Any]:
         "    for attempt in (lambda: model.calls.clear(), lambda: setattr(model, 'calls', [])):\n"
         "        try:\n            attempt()\n        except Exception:\n            pass\n"
         "    return result\n"}))
+    write_notebook(hand_in / "ex01_writes_through_the_model" / f"{EX01}.ipynb", answered(
+        release_of(course, EX01), EX01, {"ex01_generate_solution": reference_answer(EX01, "ex01_generate_solution")
+        + "\n\n_honest = generate\n\ndef generate(model, prompt_ids, max_new_tokens, eos_id, clock=None):\n"
+        f"    try:\n        model.model.save({str(course.parent / MARKER)!r})\n    except Exception:\n        pass\n"
+        "    return _honest(model, prompt_ids, max_new_tokens, eos_id, **({'clock': clock} if clock else {}))\n"}))
     write_notebook(hand_in / "ex01_reprefill" / f"{EX01}.ipynb", answered(
         release_of(course, EX01), EX01, {"ex01_generate_solution": reprefill_code}))
     result = run_harness(
@@ -327,7 +341,7 @@ def test_the_batch_finishes_with_flagged_submissions_and_no_harness_error(threat
     assert result.returncode == 1, result.stdout + result.stderr  # 1: finished, some submissions flagged
     assert threats["report"]["harness_errors"] == []
     assert "sandbox backend: namespaces" in result.stdout
-    assert len(threats["rows"]) == len(CASES) + 2
+    assert len(threats["rows"]) == len(CASES) + 3
 
 
 @pytest.mark.parametrize("student_id", sorted(CASES))
@@ -345,6 +359,12 @@ def test_faking_the_models_call_log_earns_nothing(threats):
     faked = threats["rows"][(FAKED_CALL_LOG, EX01)]
     honest_mistake = threats["rows"][("ex01_reprefill", EX01)]
     assert faked["score"] == honest_mistake["score"] < FULL
+
+
+def test_no_code_reaches_the_graders_side_through_the_wire(threats):
+    # Neither a forged enum class name nor the real model behind exercise 1's instrumented one.
+    assert not list(threats["course"].parent.glob(MARKER + "*"))
+    assert threats["rows"][("ex01_writes_through_the_model", EX01)]["score"] == FULL
 
 
 def test_nothing_is_left_running_and_no_cgroup_remains(threats):
