@@ -29,6 +29,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import resource
 import shlex
@@ -46,6 +47,8 @@ GiB = 1024**3
 MiB = 1024**2
 RUNNER_FILES = ("sandbox_protocol.py", "sandbox_runner.py")
 RUNNER_DIR = "/opt/grading-runner"
+PR_SET_PDEATHSIG = 1
+"""prctl option: the signal a process gets when its parent dies (linux/prctl.h)."""
 STUB_CHECKS = '''"""Inside a grading sandbox the checks are not available: the grader runs them, outside."""
 
 
@@ -405,7 +408,7 @@ def _namespace_script(root: Path, paths: dict[str, Path], runner: Path, stub: Pa
         'for n in null zero full random urandom; do touch "$R/dev/$n"; mount --bind "/dev/$n" "$R/dev/$n"; done',
         "cd /",
         f'exec chroot "$R" /usr/bin/setpriv --reuid={uid} --regid={uid} --clear-groups '
-        "--inh-caps=-all --bounding-set=-all --no-new-privs -- "
+        "--inh-caps=-all --bounding-set=-all --no-new-privs --pdeathsig KILL -- "
         f"/usr/bin/prlimit --core=0 --nofile=1024 --fsize={policy.scratch_bytes} -- "
         f"/bin/sh -c 'cd /scratch && exec \"$0\" \"$@\"' {q(str(paths['venv'] / 'bin' / 'python'))} -E -s "
         f"{RUNNER_DIR}/sandbox_runner.py",
@@ -437,6 +440,9 @@ def start(policy: SandboxPolicy, backend: str | None = None, log_path: Path | No
             group = cgroup
 
             def enter() -> None:
+                # If the grader dies (even by SIGKILL), unshare gets SIGKILL, and the sandbox's first
+                # process gets it from unshare (setpriv --pdeathsig): nothing outlives a killed grader.
+                ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
                 if group is not None:
                     group.join()
                 else:
