@@ -184,6 +184,7 @@ class Cgroup:
 
     @classmethod
     def create(cls, name: str, memory_bytes: int, max_processes: int) -> Cgroup:
+        _remove_orphaned_cgroups()
         version = _cgroup_version()
         base = Path("/sys/fs/cgroup")
         unique = f"grading-sandbox-{name}-{os.getpid()}-{time.monotonic_ns()}"
@@ -259,6 +260,18 @@ class Cgroup:
                     break
                 except OSError:
                     time.sleep(0.02)
+
+
+def _remove_orphaned_cgroups() -> None:
+    """Remove the empty cgroups of graders that were killed (``grading-sandbox-<name>-<pid>-<ns>``, pid gone)."""
+    for path in Path("/sys/fs/cgroup").glob("**/grading-sandbox-*"):
+        parts = path.name.split("-")
+        if len(parts) < 5 or not parts[-2].isdigit() or Path(f"/proc/{parts[-2]}").exists():
+            continue
+        try:
+            path.rmdir()  # fails, harmlessly, while a process is still in it
+        except OSError:
+            continue
 
 
 def _counters(path: Path) -> dict[str, int]:
