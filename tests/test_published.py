@@ -1,0 +1,95 @@
+"""Every published figure the book quotes matches its source as the source states it.
+
+The expected values below are copied from the sources, never from infer_lib:
+the podcast's claims as the course brief restates its transcript (and the
+transcript itself where the brief leaves a detail out); the papers'
+and vendors' figures as the course's fact sheet verified them (Orca's and
+Sarathi-Serve's abstracts, the vLLM paper and blog, Google's I/O keynotes,
+Anthropic's fast-mode page); the rest from the page each comment names.
+"""
+
+import re
+from pathlib import Path
+
+import pytest
+
+from infer_lib import published
+from infer_lib.accounting import kv_cache_bytes
+from infer_lib.models import get_model
+from infer_lib.published import DataPoint, all_data_points
+
+REFERENCES = Path(__file__).resolve().parents[1] / "book" / "references.bib"
+
+# (name in infer_lib.published, value as the source writes it, unit, bibliography key)
+AS_PUBLISHED = [
+    # The podcast (course brief, seed numbers).
+    ("PODCAST_TOKEN_GROWTH_CLAIM", 50, "x", "hyperaccelpodcast"),              # "monthly token volume x50 in 12 months"
+    ("PODCAST_LPDDR_CARD_BYTES_PER_S_CLAIM", 546e9, "bytes/s", "hyperaccelpodcast"),   # "LPDDR-based card (546 GB/s"
+    ("ANTHROPIC_REVENUE_GROWTH_PER_YEAR", 10, "x/year", "hyperaccelpodcast"),  # "revenue x10 per year"
+    ("ANTHROPIC_REVENUE_GROWTH_YEARS_RUNNING", 3, "years", "hyperaccelpodcast"),   # transcript: "three years in a row"
+    ("COMPUTE_GROWTH_PER_YEAR", 3, "x/year", "hyperaccelpodcast"),             # "while compute x3 per year"
+    ("PODCAST_LLAMA_70B_KV_PER_TOKEN_CLAIM", 320, "KB", "hyperaccelpodcast"),  # "at BF16: 320 KB/token"
+    ("PODCAST_LLAMA_70B_KV_128K_CLAIM", 40, "GB", "hyperaccelpodcast"),        # "128K tokens -> ~40 GB"
+    ("PODCAST_LLAMA_405B_H100S_CLAIM", 27, "GPUs", "hyperaccelpodcast"),       # "~27 H100s for memory alone"
+    ("PODCAST_LLAMA_405B_H100S_IN_SERVERS_CLAIM", 32, "GPUs", "hyperaccelpodcast"),   # "32 in practice (multiples of 8)"
+    ("PODCAST_STALLING_PREFILL_TOKENS_CLAIM", 8192, "tokens", "hyperaccelpodcast"),   # "one 8,192-token prefill stalls"
+    # Anthropic's fast-mode page: up to 2.5x output tokens/s; $150 vs $25 per MTok output for prompts <= 200K.
+    ("FAST_MODE_SPEEDUP", 2.5, "x", "anthropicfastmode"),
+    ("FAST_MODE_PRICE_PER_MTOK", 150, "USD/Mtok", "anthropicfastmode"),
+    ("STANDARD_PRICE_PER_MTOK", 25, "USD/Mtok", "anthropicfastmode"),
+    ("FAST_MODE_PRICE_MAX_PROMPT_TOKENS", 200_000, "tokens", "anthropicfastmode"),
+    # Anthropic's prompt-caching pricing: cache hits 0.1x, 5-minute writes 1.25x, 1-hour writes 2x the base input price.
+    ("PROMPT_CACHE_READ_PRICE_MULTIPLIER", 0.1, "x", "anthropicpromptcaching"),
+    ("PROMPT_CACHE_WRITE_5_MIN_PRICE_MULTIPLIER", 1.25, "x", "anthropicpromptcaching"),
+    ("PROMPT_CACHE_WRITE_1_HOUR_PRICE_MULTIPLIER", 2.0, "x", "anthropicpromptcaching"),
+    # JEDEC JESD209-5B: LPDDR5X up to 8533 MT/s (the fact sheet's "512-bit LPDDR5X-8533 interface").
+    ("LPDDR5X_MAX_TRANSFERS_PER_S", 8533e6, "transfers/s", "jedec2021lpddr5x"),
+    # NVIDIA's H100 SXM datasheet, interconnect row: "PCIe Gen5: 128GB/s".
+    ("H100_PCIE_BOTH_WAYS_GB_PER_S", 128, "GB/s", "nvidiaH100"),
+    # Orca (OSDI'22): "36.9x throughput improvement" over FasterTransformer at the same latency, GPT-3 175B.
+    ("ORCA_THROUGHPUT_OVER_FASTERTRANSFORMER", 36.9, "x", "yu2022orca"),
+    # vLLM paper: only 20.4%-38.2% of KV memory holds token states; blog: 60%-80% wasted, under 4% with paging.
+    ("VLLM_KV_USED_LOW", 20.4, "%", "kwon2023vllm"),
+    ("VLLM_KV_USED_HIGH", 38.2, "%", "kwon2023vllm"),
+    ("VLLM_BLOG_KV_WASTE_LOW", 60, "%", "kwon2023vllmblog"),
+    ("VLLM_BLOG_KV_WASTE_HIGH", 80, "%", "kwon2023vllmblog"),
+    ("VLLM_BLOG_PAGED_KV_WASTE_MAX", 4, "%", "kwon2023vllmblog"),
+    # Sarathi-Serve (OSDI'24) against vLLM: 2.6x capacity Mistral-7B on one A100, 3.7x Yi-34B on two.
+    ("SARATHI_SERVE_CAPACITY_MISTRAL_7B", 2.6, "x", "agrawal2024sarathiserve"),
+    ("SARATHI_SERVE_CAPACITY_YI_34B", 3.7, "x", "agrawal2024sarathiserve"),
+]
+
+
+@pytest.mark.parametrize("name, value, unit, bibkey", AS_PUBLISHED, ids=[row[0] for row in AS_PUBLISHED])
+def test_figure_is_what_its_source_says(name, value, unit, bibkey):
+    point = getattr(published, name)
+    assert isinstance(point, DataPoint)
+    assert point.value == pytest.approx(value, rel=1e-12)
+    assert (point.unit, point.bibkey) == (unit, bibkey)
+
+
+def test_google_series_is_the_keynotes_figures():
+    # I/O 2025: 9.7 trillion (May 2024) -> 480 trillion (May 2025) tokens a month; I/O 2026: 3.2 quadrillion.
+    values = [point.value for point in published.GOOGLE_TOKENS_PER_MONTH]
+    assert values == pytest.approx([9.7e12, 480e12, 3.2e15])
+    assert [point.date for point in published.GOOGLE_TOKENS_PER_MONTH] == ["2024-05", "2025-05", "2026-05"]
+
+
+def test_every_figure_is_checked_above_or_in_the_series():
+    checked = {id(getattr(published, name)) for name, *_ in AS_PUBLISHED}
+    checked |= {id(point) for point in published.GOOGLE_TOKENS_PER_MONTH}
+    unchecked = [point.what for point in all_data_points() if id(point) not in checked]
+    assert not unchecked, f"add these figures to AS_PUBLISHED with their source's value: {unchecked}"
+
+
+def test_every_source_is_in_the_bibliography():
+    keys = set(re.findall(r"^@\w+\{([^,\s]+),", REFERENCES.read_text(encoding="utf-8"), flags=re.MULTILINE))
+    missing = sorted({point.bibkey for point in all_data_points()} - keys)
+    assert not missing, f"bibkeys not in {REFERENCES.name}: {missing}"
+    assert all(point.what and point.unit and point.source and point.date for point in all_data_points())
+
+
+def test_podcast_h100_count_is_the_kv_cache_alone():
+    # The fact sheet: 32 x 131,072 x 516,096 B = 2.16 TB = 27.1 H100s of 80 GB -- the KV cache without the weights.
+    kv_bytes = 32 * kv_cache_bytes(get_model("Llama 3.1 405B"), 131_072)
+    assert round(kv_bytes / 80e9) == published.PODCAST_LLAMA_405B_H100S_CLAIM.value
