@@ -43,6 +43,7 @@ from infer_lib.checks import (
     require_positive_number,
 )
 from infer_lib.layers import apply_rope, linear, rms_norm, rope_tables, swiglu_ffn_fused
+from infer_lib.models import ModelConfig
 from infer_lib.tokenizer import Tokenizer, load_tokenizer
 
 
@@ -88,6 +89,21 @@ class TransformerConfig:
         Introduced in chapter 1 (ch-prefill-decode).
         """
         return (self.num_heads + 2 * self.num_kv_heads) * self.head_dim
+
+
+def as_model_config(config: TransformerConfig, name: str) -> ModelConfig:
+    """The numpy model's sizes as a ``ModelConfig`` named ``name``, so ``infer_lib.costs`` counts it like Llama.
+
+    The numpy model has an untied LM head, two RMSNorms per layer and no biases;
+    its context limit ``max_seq_len`` becomes ``max_context_tokens``.
+
+    Introduced in ch-roofline.
+    """
+    return ModelConfig(
+        name=name, num_layers=config.num_layers, d_model=config.d_model, num_heads=config.num_heads,
+        num_kv_heads=config.num_kv_heads, head_dim=config.head_dim, ffn_dim=config.ffn_dim,
+        vocab_size=config.vocab_size, max_context_tokens=config.max_seq_len, rope_theta=config.rope_theta,
+        tied_embeddings=False, source="infer_lib.transformer", bibkey="")
 
 
 # ---------------------------------------------------------------- weights
