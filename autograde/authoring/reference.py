@@ -14,13 +14,13 @@ from typing import Any
 
 import nbformat
 
-from autograde.leaks import SOLUTION_MARKERS
-from autograde.nbgrader_settings import SOURCE_SUBDIR
+from autograde.authoring.leaks import SOLUTION_MARKERS
+from autograde.nbgrader_glue.settings import SOURCE_SUBDIR
 
 
 def source_notebook_path(exercise: str, course_root: Path | None = None) -> Path:
     """``exercises/<exercise>/<exercise>.ipynb`` in ``course_root`` (default: this checkout)."""
-    root = Path(__file__).resolve().parent.parent if course_root is None else Path(course_root)
+    root = Path(__file__).resolve().parents[2] if course_root is None else Path(course_root)
     return root / SOURCE_SUBDIR / exercise / f"{exercise}.ipynb"
 
 

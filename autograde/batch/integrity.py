@@ -1,7 +1,7 @@
 """Flag student code that reaches for the grading machinery, for a person to review.
 
 The verdicts do not depend on this scan: student code runs in a sandbox and
-every check runs outside it (:mod:`autograde.sandboxed_execute`), so a cell
+every check runs outside it (:mod:`autograde.nbgrader_glue.sandboxed_execute`), so a cell
 that defines its own ``check`` or climbs the stack gains nothing. The scan
 still tells a person who reads the grades which submissions tried: it
 catches the direct attempts (code can be obfuscated) and turns them into a

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 
-EXPECTED_DIR = Path(__file__).resolve().parent / "expected"
+EXPECTED_DIR = Path(__file__).resolve().parents[1] / "expected"
 """Package data beside this module. Found from ``__file__`` rather than
 ``importlib.resources``: an editable install made before ``autograde/`` had an
 ``__init__.py`` imports it as a namespace package, which ``resources.files``

@@ -4,7 +4,7 @@ An exercise's ``exNN_cases`` module lists the inputs of the visible cases
 (the notebook's worked example), of the hidden cases (other inputs) and of
 the bad inputs that must raise ``ValueError``; :func:`function_section` runs
 the reference solution on all of them and returns the JSON section that
-:mod:`autograde.numeric_checks` reads. It refuses cases that would make
+:mod:`autograde.checking.numeric_checks` reads. It refuses cases that would make
 fragile or meaningless checks:
 
 - a hidden case whose inputs equal a visible case's (hidden tests exist to
@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from autograde.numeric_checks import RESULT_KINDS
+from autograde.checking.numeric_checks import RESULT_KINDS
 
 
 @dataclass(frozen=True)

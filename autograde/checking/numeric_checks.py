@@ -10,7 +10,7 @@ must return; :func:`make_checks` turns it into two named checks:
 - the hidden check (name ending in ``_hidden``) calls it on other inputs and
   only says which case failed, never its inputs or the expected value.
 
-Every case follows the rules of :mod:`autograde.student_code`: the expected
+Every case follows the rules of :mod:`autograde.checking.student_code`: the expected
 values are loaded before the student's code runs, the function receives
 copies of the inputs, and the result's exact type is checked before any
 comparison (a count must be an ``int``; a quantity may be an ``int`` or a
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from autograde.expected import load_expected
-from autograde.student_code import FLOAT_TYPES, INT_TYPES, CheckFailed, call_student, require_raises
+from autograde.checking.expected import load_expected
+from autograde.checking.student_code import FLOAT_TYPES, INT_TYPES, CheckFailed, call_student, require_raises
 
 REL_TOL = 1e-9
 """Relative tolerance for quantities: far above float rounding, far below any modelling mistake."""

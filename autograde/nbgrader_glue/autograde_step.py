@@ -1,6 +1,6 @@
 """``nbgrader autograde`` for one student, run inside the harness's own process.
 
-Since student code runs in a sandbox (:mod:`autograde.sandboxed_execute`),
+Since student code runs in a sandbox (:mod:`autograde.nbgrader_glue.sandboxed_execute`),
 nothing a submission does can crash or wedge the process that runs nbgrader,
 so the batch grader imports nbgrader once and calls its API per student
 instead of starting a fresh ``nbgrader`` process (4 s of imports) each time.
@@ -15,8 +15,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from autograde.nbgrader_runner import environment_with_scripts
-from autograde.nbgrader_settings import apply_settings
+from autograde.nbgrader_glue.commands import environment_with_scripts
+from autograde.nbgrader_glue.settings import apply_settings
 
 
 @dataclass(frozen=True)

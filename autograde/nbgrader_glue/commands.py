@@ -2,7 +2,7 @@
 
 The harness runs ``generate_assignment``, ``generate_feedback`` and ``export``
 this way (autograding runs in-process, with student code in a sandbox: see
-:mod:`autograde.autograde_step`). At the wall-clock limit the whole process
+:mod:`autograde.nbgrader_glue.autograde_step`). At the wall-clock limit the whole process
 tree is killed, including any process the command started in a session of
 its own (killing the process group alone would leave it running).
 :func:`failure_reason` also reads the logs of the in-process autograde step.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import psutil
 
-from autograde.nbgrader_settings import build_dir
+from autograde.nbgrader_glue.settings import build_dir
 
 MEMORY_LIMIT_BYTES = 4 * 1024**3
 """Address-space limit of the nbgrader command and whatever it starts: a runaway gets MemoryError."""

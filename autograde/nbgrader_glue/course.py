@@ -10,10 +10,10 @@ from pathlib import Path
 
 import nbformat
 
-from autograde import gradebook
-from autograde.leaks import HIDDEN_TEST_MARKERS, SOLUTION_MARKERS, find_leaks, notebook_text, secret_lines
-from autograde.nbgrader_runner import failure_reason, run_nbgrader
-from autograde.nbgrader_settings import SOURCE_SUBDIR, build_dir
+from autograde.nbgrader_glue import gradebook
+from autograde.authoring.leaks import HIDDEN_TEST_MARKERS, SOLUTION_MARKERS, find_leaks, notebook_text, secret_lines
+from autograde.nbgrader_glue.commands import failure_reason, run_nbgrader
+from autograde.nbgrader_glue.settings import SOURCE_SUBDIR, build_dir
 
 GENERATE_TIMEOUT_S = 300
 
@@ -24,7 +24,7 @@ class HarnessError(RuntimeError):
 
 def default_course_root() -> Path:
     """The checkout that holds this package (an editable install of the course)."""
-    return Path(__file__).resolve().parent.parent
+    return Path(__file__).resolve().parents[2]
 
 
 def copy_course(source_root: Path, dest_root: Path, exercises: list[str]) -> Path:
@@ -81,7 +81,7 @@ def release_leaks(course_root: Path, exercise: str) -> list[str]:
 
 def lint_test_cells(course_root: Path, exercise: str) -> list[str]:
     """Test cells of ``exercise`` that the sandboxed grader cannot grade: each must only call ``check``."""
-    from autograde.sandboxed_execute import UngradableTestCell, is_test_cell, parse_test_cell
+    from autograde.nbgrader_glue.sandboxed_execute import UngradableTestCell, is_test_cell, parse_test_cell
 
     problems = []
     for cell in source_notebook(course_root, exercise).cells:

@@ -6,7 +6,7 @@ removes the hidden region from the cell source, but the hidden lines still
 reach the page through tracebacks (IPython prints the failing line with its
 neighbours) and through anything the student's code printed. This
 preprocessor, listed in ``GenerateFeedback.preprocessors`` by
-:mod:`autograde.nbgrader_settings`, therefore:
+:mod:`autograde.nbgrader_glue.settings`, therefore:
 
 1. removes hidden-test regions from every cell source;
 2. replaces the traceback of every error in a test cell by its last line,
@@ -15,7 +15,7 @@ preprocessor, listed in ``GenerateFeedback.preprocessors`` by
 3. drops every output line, in any cell, that contains a hidden-test line or
    marker.
 
-The harness then greps each feedback page (:func:`autograde.leaks.find_leaks`)
+The harness then greps each feedback page (:func:`autograde.authoring.leaks.find_leaks`)
 and withholds any page that still shows hidden text.
 """
 
@@ -29,7 +29,7 @@ from nbgrader.preprocessors import ClearHiddenTests
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Bool
 
-from autograde.leaks import HIDDEN_TEST_MARKERS, secret_lines
+from autograde.authoring.leaks import HIDDEN_TEST_MARKERS, secret_lines
 
 _ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 

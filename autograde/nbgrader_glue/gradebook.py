@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autograde.nbgrader_runner import environment_with_scripts
-from autograde.nbgrader_settings import COURSE_ID, build_dir, gradebook_url
+from autograde.nbgrader_glue.commands import environment_with_scripts
+from autograde.nbgrader_glue.settings import COURSE_ID, build_dir, gradebook_url
 
 
 @dataclass(frozen=True)

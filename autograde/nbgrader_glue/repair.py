@@ -19,7 +19,7 @@ submission is rebuilt on the release's skeleton instead:
   as in their own notebook, where the later definition wins.
 
 What was repaired is stored in the notebook's metadata under
-:data:`REPAIRS_KEY`, where :mod:`autograde.sandboxed_execute` picks it up
+:data:`REPAIRS_KEY`, where :mod:`autograde.nbgrader_glue.sandboxed_execute` picks it up
 for the report.
 """
 

@@ -1,17 +1,17 @@
 """nbgrader's execute step, replaced: student code runs in a sandbox, every verdict is reached outside it.
 
 :class:`SandboxedExecute` takes the place of nbgrader's ``Execute`` in
-``nbgrader autograde`` (see :mod:`autograde.nbgrader_settings`), so the
+``nbgrader autograde`` (see :mod:`autograde.nbgrader_glue.settings`), so the
 course's own batch grader and a plain ``nbgrader autograde`` on a JupyterHub
 grade the same way:
 
 1. every code cell but the test cells runs in the submission's sandbox, in
-   order (:class:`autograde.session.StudentSession`); their outputs are
+   order (:class:`autograde.sandbox.session.StudentSession`); their outputs are
    discarded, so nothing the student printed reaches the feedback;
 2. each test cell is read as the instructor wrote it (nbgrader has already
    restored locked cells from the gradebook) and must be a list of
    ``check("<name>", <function>)`` calls; each check runs *here*, in the
-   grader's process, against a :class:`~autograde.session.RemoteAnswer`:
+   grader's process, against a :class:`~autograde.sandbox.session.RemoteAnswer`:
    the student's function is called in the sandbox with the check's
    arguments only, and only plain data comes back. All visible checks of the
    notebook run before any hidden check, so no hidden input can reach a
@@ -22,7 +22,7 @@ grade the same way:
 
 Everything that went wrong in the sandbox (a cell past its time limit, a
 crash, a limit reached) is written to a JSON report beside the gradebook,
-which :mod:`autograde.grading` turns into flags with reasons.
+which :mod:`autograde.batch.grading` turns into flags with reasons.
 """
 
 from __future__ import annotations
@@ -42,11 +42,12 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Bool, Float, Unicode
 
-from autograde import sandbox
-from autograde.repair import REPAIRS_KEY
-from autograde.sandbox_protocol import RemoteBaseError
-from autograde.session import StudentSession
-from autograde.student_code import CheckFailed
+from autograde.sandbox import backends
+from autograde.sandbox.policy import GiB, SandboxPolicy
+from autograde.nbgrader_glue.repair import REPAIRS_KEY
+from autograde.sandbox.protocol import RemoteBaseError
+from autograde.sandbox.session import StudentSession
+from autograde.checking.student_code import CheckFailed
 
 
 class UngradableTestCell(ValueError):
@@ -156,7 +157,7 @@ class SandboxedExecute(NbGraderPreprocessor):
 
     cell_timeout_s = Float(30.0, help="Wall clock for one cell or one call of the student's code.").tag(config=True)
     submission_timeout_s = Float(600.0, help="Wall clock for the whole submission.").tag(config=True)
-    memory_bytes = Float(float(2 * sandbox.GiB), help="Memory of the sandbox's process tree.").tag(config=True)
+    memory_bytes = Float(float(2 * GiB), help="Memory of the sandbox's process tree.").tag(config=True)
     backend = Unicode("", help="namespaces, docker, podman or process; empty: the best this machine allows.").tag(
         config=True
     )
@@ -165,11 +166,11 @@ class SandboxedExecute(NbGraderPreprocessor):
     output_chars = Float(20000, help="Characters of check output kept per test cell.").tag(config=True)
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
-        capabilities = sandbox.probe()
+        capabilities = backends.probe()
         backend = self.backend or capabilities.backend
         if self.require_sandbox and (backend == "process" or capabilities.missing):
             raise SandboxUnavailable("--require-sandbox: this machine cannot enforce every limit:\n" + capabilities.describe())
-        policy = sandbox.SandboxPolicy(
+        policy = SandboxPolicy(
             memory_bytes=int(self.memory_bytes),
             cell_timeout_s=self.cell_timeout_s,
             submission_timeout_s=self.submission_timeout_s,
@@ -226,7 +227,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         self,
         resources: ResourcesDict,
         backend: str,
-        capabilities: sandbox.Capabilities,
+        capabilities: backends.Capabilities,
         session: StudentSession,
         outcomes: dict[int, list[CheckOutcome]],
         broken: dict[int, str],

@@ -51,7 +51,7 @@ def apply_settings(c: Any, course_root: Path) -> None:
     from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
     from nbgrader.preprocessors import GetGrades
 
-    from autograde.feedback import HideHiddenTests
+    from autograde.nbgrader_glue.feedback import HideHiddenTests
 
     c.CourseDirectory.course_id = COURSE_ID
     c.CourseDirectory.root = str(root)
@@ -64,7 +64,7 @@ def apply_settings(c: Any, course_root: Path) -> None:
     c.CourseDirectory.db_url = gradebook_url(root)
 
     # Student code runs in a sandbox and the checks run in the grader's process
-    # (autograde.sandboxed_execute); the rest of nbgrader's autograde steps are its own.
+    # (autograde.nbgrader_glue.sandboxed_execute); the rest of nbgrader's autograde steps are its own.
     from nbconvert.preprocessors import ClearMetadataPreprocessor
     from nbgrader.preprocessors import (
         AssignLatePenalties,
@@ -74,7 +74,7 @@ def apply_settings(c: Any, course_root: Path) -> None:
         SaveAutoGrades,
     )
 
-    from autograde.sandboxed_execute import SandboxedExecute
+    from autograde.nbgrader_glue.sandboxed_execute import SandboxedExecute
 
     c.Autograde.autograde_preprocessors = [
         SandboxedExecute,
@@ -86,10 +86,10 @@ def apply_settings(c: Any, course_root: Path) -> None:
         CheckCellMetadata,
     ]
     # Before nbgrader reads any metadata, the submission is rebuilt on its release's
-    # skeleton (autograde.repair): pasted, deleted or renamed cells cost nothing.
+    # skeleton (autograde.nbgrader_glue.repair): pasted, deleted or renamed cells cost nothing.
     from nbgrader.preprocessors import ClearOutput, DeduplicateIds, OverwriteCells, OverwriteKernelspec
 
-    from autograde.repair import RepairStructure
+    from autograde.nbgrader_glue.repair import RepairStructure
 
     c.Autograde.sanitize_preprocessors = [
         RepairStructure,

@@ -38,14 +38,15 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
-GiB = 1024**3
-MiB = 1024**2
-RUNNER_FILES = ("sandbox_protocol.py", "sandbox_runner.py")
+from autograde.sandbox.cgroup import Cgroup, cgroup_version
+from autograde.sandbox.policy import MiB, SandboxPolicy
+
+RUNNER_FILES = {"protocol.py": "sandbox_protocol.py", "runner.py": "sandbox_runner.py"}
+"""Files of this package copied into every sandbox, and their names there (the runner imports ``sandbox_protocol``)."""
 RUNNER_DIR = "/opt/grading-runner"
 PR_SET_PDEATHSIG = 1
 """prctl option: the signal a process gets when its parent dies (linux/prctl.h)."""
@@ -56,26 +57,6 @@ def check(name, answer):
     """Does nothing here; the grader checks `answer` from outside this sandbox."""
     return None
 '''
-
-
-@dataclass(frozen=True)
-class SandboxPolicy:
-    """The limits of one student's sandbox (goal R-2 of the grading threat model)."""
-
-    memory_bytes: int = 2 * GiB
-    """Memory of the whole process tree, no swap."""
-    max_processes: int = 256
-    """Processes and threads of the whole tree."""
-    scratch_bytes: int = 1 * GiB
-    """Size of the writable /scratch (and /tmp) inside."""
-    cell_timeout_s: float = 30.0
-    """Wall clock for one cell or one call of the student's code."""
-    submission_timeout_s: float = 600.0
-    """Wall clock for everything one submission runs, restarts included."""
-    output_bytes_per_call: int = 64 * 1024
-    """What the student may print during one cell or call and have kept."""
-    startup_timeout_s: float = 60.0
-    """Time for a new sandbox to start Python and say it is ready."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +99,7 @@ def course_paths() -> dict[str, Path]:
         "venv": Path(sys.prefix).resolve(),
         "base": Path(sys.base_prefix).resolve(),
         "infer_lib": Path(infer_lib.__path__[0]).resolve(),
-        "autograde": Path(__file__).resolve().parent,
+        "autograde": Path(__file__).resolve().parents[1],
     }
 
 
@@ -127,16 +108,6 @@ def _run_quietly(argv: list[str], timeout_s: float = 20.0) -> bool:
         return subprocess.run(argv, capture_output=True, timeout=timeout_s, check=False).returncode == 0
     except (OSError, subprocess.SubprocessError):
         return False
-
-
-def _cgroup_version() -> int:
-    """2 for a unified hierarchy with memory and pids, 1 for v1 memory and pids controllers, 0 for neither."""
-    root = Path("/sys/fs/cgroup")
-    controllers = root / "cgroup.controllers"
-    if controllers.is_file():
-        names = controllers.read_text().split()
-        return 2 if {"memory", "pids"} <= set(names) else 0
-    return 1 if (root / "memory").is_dir() and (root / "pids").is_dir() else 0
 
 
 @cache
@@ -149,7 +120,7 @@ def probe() -> Capabilities:
         and tools
         and _run_quietly(["unshare", "--pid", "--fork", "--net", "--mount", "--ipc", "--uts", "--", "true"])
     )
-    version = _cgroup_version() if root else 0
+    version = cgroup_version() if root else 0
     cgroups_ok = False
     if version:
         try:
@@ -175,129 +146,6 @@ def probe() -> Capabilities:
     return Capabilities("process", enforced, missing, 0, ("namespaces unavailable: " + "; ".join(reasons),))
 
 
-class Cgroup:
-    """A memory and pids cgroup (v1 or v2) holding one sandbox's process tree."""
-
-    def __init__(self, dirs: list[Path], version: int) -> None:
-        self.dirs = dirs
-        self.version = version
-
-    @classmethod
-    def create(cls, name: str, memory_bytes: int, max_processes: int) -> Cgroup:
-        _remove_orphaned_cgroups()
-        version = _cgroup_version()
-        base = Path("/sys/fs/cgroup")
-        unique = f"grading-sandbox-{name}-{os.getpid()}-{time.monotonic_ns()}"
-        if version == 2:
-            path = base / unique
-            path.mkdir()
-            (path / "memory.max").write_text(str(memory_bytes))
-            if (path / "memory.swap.max").exists():
-                (path / "memory.swap.max").write_text("0")
-            (path / "pids.max").write_text(str(max_processes))
-            return cls([path], 2)
-        if version == 1:
-            memory, pids = base / "memory" / unique, base / "pids" / unique
-            memory.mkdir()
-            try:
-                (memory / "memory.limit_in_bytes").write_text(str(memory_bytes))
-                if (memory / "memory.memsw.limit_in_bytes").exists():
-                    (memory / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
-                pids.mkdir()
-                (pids / "pids.max").write_text(str(max_processes))
-            except OSError:
-                memory.rmdir()
-                raise
-            return cls([memory, pids], 1)
-        raise OSError("no usable cgroup hierarchy")
-
-    def join(self) -> None:
-        """Move the calling process into the cgroup (called in the child before exec)."""
-        for path in self.dirs:
-            (path / "cgroup.procs").write_text(str(os.getpid()))
-
-    def pids(self) -> set[int]:
-        found: set[int] = set()
-        for path in self.dirs:
-            try:
-                found |= {int(line) for line in (path / "cgroup.procs").read_text().split()}
-            except OSError:
-                continue
-        return found
-
-    def events(self) -> list[str]:
-        """Limits the tree ran into: an OOM kill or the memory ceiling (v1 ``memory.oom_control``, v2
-        ``memory.events``), or a refused fork (``pids.events``)."""
-        hit = []
-        for path in self.dirs:
-            counters = _counters(path / "memory.oom_control") | _counters(path / "memory.events")
-            if counters.get("oom_kill", 0) > 0 or counters.get("max", 0) > 0 or _read_int(path / "memory.failcnt") > 0:
-                hit.append("memory limit reached")
-            if _counters(path / "pids.events").get("max", 0) > 0:
-                hit.append("process limit reached")
-        return sorted(set(hit))
-
-    def kill_all(self) -> None:
-        for _ in range(50):
-            pids = self.pids()
-            if not pids:
-                return
-            for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            time.sleep(0.02)
-
-    def remove(self) -> None:
-        self.kill_all()
-        for path in self.dirs:
-            for _ in range(50):
-                try:
-                    path.rmdir()
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    time.sleep(0.02)
-
-
-def _remove_orphaned_cgroups() -> None:
-    """Remove the empty cgroups of graders that were killed (``grading-sandbox-<name>-<pid>-<ns>``, pid gone)."""
-    for path in Path("/sys/fs/cgroup").glob("**/grading-sandbox-*"):
-        parts = path.name.split("-")
-        if len(parts) < 5 or not parts[-2].isdigit() or Path(f"/proc/{parts[-2]}").exists():
-            continue
-        try:
-            path.rmdir()  # fails, harmlessly, while a process is still in it
-        except OSError:
-            continue
-
-
-def _counters(path: Path) -> dict[str, int]:
-    """``name value`` lines of a cgroup file as a dict (empty if the file does not exist)."""
-    counters = {}
-    for line in _read_text(path).splitlines():
-        parts = line.split()
-        if len(parts) == 2 and parts[1].isdigit():
-            counters[parts[0]] = int(parts[1])
-    return counters
-
-
-def _read_int(path: Path) -> int:
-    text = _read_text(path)
-    try:
-        return int(text.strip()) if text else 0
-    except ValueError:
-        return 0
-
-
-def _read_text(path: Path) -> str:
-    try:
-        return path.read_text()
-    except OSError:
-        return ""
-
 
 def _environment(policy: SandboxPolicy) -> dict[str, str]:
     """The only variables the student's process sees: no tokens, no paths of the grader."""
@@ -319,8 +167,8 @@ def _write_runner_files(folder: Path) -> Path:
     """Copy the runner and the protocol into ``folder``; returns it."""
     here = Path(__file__).resolve().parent
     folder.mkdir(parents=True, exist_ok=True)
-    for name in RUNNER_FILES:
-        shutil.copyfile(here / name, folder / name)
+    for name, copied_name in RUNNER_FILES.items():
+        shutil.copyfile(here / name, folder / copied_name)
     return folder
 
 
@@ -330,7 +178,7 @@ def _write_stub(folder: Path) -> Path:
     (folder / "__init__.py").write_text('"""Grading runs outside this sandbox."""\n')
     (folder / "checks.py").write_text(STUB_CHECKS)
     # The instrumented model and clock that exercise 1's own cells use to try a loop; no check or answer is in it.
-    shutil.copyfile(Path(__file__).resolve().parent / "simulated.py", folder / "simulated.py")
+    shutil.copyfile(Path(__file__).resolve().parents[1] / "simulated.py", folder / "simulated.py")
     return folder
 
 
@@ -430,7 +278,7 @@ def _namespace_script(root: Path, paths: dict[str, Path], runner: Path, stub: Pa
 
 
 def start(policy: SandboxPolicy, backend: str | None = None, log_path: Path | None = None) -> SandboxProcess:
-    """Start one sandbox running the runner; its pipes speak :mod:`autograde.sandbox_protocol`."""
+    """Start one sandbox running the runner; its pipes speak :mod:`autograde.sandbox.protocol`."""
     backend = backend or probe().backend
     workdir = Path(tempfile.mkdtemp(prefix="grading-sandbox-"))
     os.chmod(workdir, 0o711)

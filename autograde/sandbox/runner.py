@@ -1,7 +1,7 @@
 """The program that runs inside a student's sandbox: execute their cells, then answer the grader's calls.
 
 It is started as a script (``python -E -s sandbox_runner.py``) beside a copy of
-:mod:`autograde.sandbox_protocol`, as an unprivileged user with no network
+:mod:`autograde.sandbox.protocol`, as an unprivileged user with no network
 and nothing of the course but the installed libraries; it never sees a
 check, a hidden case or an expected value. It speaks the protocol on copies
 of its standard input and output, and points file descriptors 0, 1 and 2 at

@@ -1,6 +1,6 @@
 """One submission's sandbox as the grader sees it: run the cells, call the student's functions, survive their failures.
 
-:class:`StudentSession` starts a sandbox (:mod:`autograde.sandbox`), runs the
+:class:`StudentSession` starts a sandbox (:mod:`autograde.sandbox.backends`), runs the
 notebook's cells in it one at a time, and hands the checks
 :class:`RemoteAnswer` objects: calling one calls the student's function in
 the sandbox, with the check's arguments only. The checks themselves run
@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autograde import sandbox
-from autograde.sandbox_protocol import Channel, ChannelClosed, ChannelTimeout, ProtocolError, RemoteObject, is_plain
-from autograde.student_code import CheckFailed
+from autograde.sandbox import backends
+from autograde.sandbox.policy import SandboxPolicy
+from autograde.sandbox.protocol import Channel, ChannelClosed, ChannelTimeout, ProtocolError, RemoteObject, is_plain
+from autograde.checking.student_code import CheckFailed
 
 FULL_SCRATCH_BYTES = 1024 * 1024
 """Less free space than this on the sandbox's /scratch after a cell counts as filling the disk."""
@@ -129,14 +130,14 @@ class StudentSession:
     """The sandbox of one submission (see the module docstring)."""
 
     cells: list[str]
-    policy: sandbox.SandboxPolicy
+    policy: SandboxPolicy
     backend: str | None = None
     log_path: Path | None = None
     events: list[SessionEvent] = field(default_factory=list)
     cell_errors: dict[int, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        self._process: sandbox.SandboxProcess | None = None
+        self._process: backends.SandboxProcess | None = None
         self._channel: _HostChannel | None = None
         self._skipped: set[int] = set()
         self._started_at = time.monotonic()
@@ -182,7 +183,7 @@ class StudentSession:
         if self._over_time():
             raise CheckFailed(f"not run: the submission used its {self.policy.submission_timeout_s:.0f} s limit")
         try:
-            self._process = sandbox.start(self.policy, self.backend, self.log_path)
+            self._process = backends.start(self.policy, self.backend, self.log_path)
         except Exception as error:
             raise SandboxError(f"could not start the grading sandbox: {type(error).__name__}: {error}") from error
         channel = _HostChannel(
@@ -278,7 +279,7 @@ class StudentSession:
         return channel
 
 
-def _why_closed(process: sandbox.SandboxProcess | None) -> str:
+def _why_closed(process: backends.SandboxProcess | None) -> str:
     """Why a sandbox stopped answering: a limit it reached, or its exit status."""
     if process is None:
         return "no process"
