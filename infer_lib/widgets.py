@@ -16,7 +16,9 @@ the slider gains ``live_substeps - 1`` finer positions between each pair of draw
 Frames are rendered at ``pixel_ratio`` image pixels per CSS pixel and shown at
 ``figsize * dpi`` CSS pixels, so text stays sharp on high-density screens. They are
 palette PNGs, or with ``image_format="webp"`` the same pixels as lossless WebP, about
-a third fewer bytes in the page.
+a third fewer bytes in the page; ``infer_lib.images`` draws and encodes them (its
+``render_frame_png``, ``lossless_webp``, ``IMAGE_FORMATS`` and ``MARGINS_INCHES`` are
+importable from here too).
 
 This module holds no course logic: the chapter passes a pure ``draw(ax, value)``
 function (usually from ``infer_lib.plots``) and the values the slider steps through.
@@ -27,18 +29,23 @@ container the class ``infer-frames``; the site's browser test finds them by thos
 
 from __future__ import annotations
 
-import io
 import numbers
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import ipywidgets
-import numpy as np
 from matplotlib.axes import Axes
-from matplotlib.figure import Figure
-from PIL import Image
 
 from infer_lib.checks import require_positive_int, require_positive_number
+from infer_lib.images import (  # IMAGE_FORMATS, MARGINS_INCHES, lossless_webp, render_frame_png: re-exported
+    IMAGE_FORMATS,
+    MARGINS_INCHES,
+    check_image_format,
+    frame_renderer,
+    lossless_webp,
+    margins_as_fractions,
+    render_frame_png,
+)
 
 Value = TypeVar("Value")
 Row = TypeVar("Row")
@@ -54,41 +61,6 @@ MAX_FRAMES = 100
 PIXEL_RATIO = 2
 #: Positions per gap between two drawn frames once the slider draws live (4: three in between).
 LIVE_SUBSTEPS = 4
-#: Encodings a frame can be shipped in: "png" as drawn, or "webp", the same pixels losslessly re-encoded.
-IMAGE_FORMATS = ("png", "webp")
-#: Space around the axes in inches (room for tick labels, axis labels and a title). Fixed, not
-#: tight_layout, so the axes sit at the same place in every frame and the plot never jumps.
-MARGINS_INCHES = {"left": 0.8, "right": 0.25, "bottom": 0.55, "top": 0.4}
-
-
-def render_frame_png(
-    draw: Callable[[Axes, Value], object],
-    value: Value,
-    *,
-    figsize: tuple[float, float] = (6.0, 4.0),
-    dpi: int = 100,
-    palette_colors: int | None = 64,
-    margins_inches: dict[str, float] | None = None,
-) -> bytes:
-    """Draw one frame with ``draw(ax, value)`` and return it as reproducible PNG bytes.
-
-    The figure is built with matplotlib's object API (no pyplot), so nothing is shown
-    as a cell output. ``figsize`` is in inches and ``dpi`` in pixels per inch: the PNG is
-    ``figsize[0] * dpi`` by ``figsize[1] * dpi`` pixels. The axes sit ``margins_inches``
-    (keys left, right, bottom, top; default ``MARGINS_INCHES``) inside the figure's edges.
-    With ``palette_colors`` set, the image keeps only its ``palette_colors`` most frequent
-    colours, so a plot's own colours stay exact (about 4x smaller); ``None`` keeps full
-    RGBA. Exceptions raised by ``draw`` propagate unchanged.
-    """
-    figure = Figure(figsize=figsize, dpi=dpi)
-    figure.subplots_adjust(**_margins_as_fractions(figsize, margins_inches))
-    ax = figure.add_subplot()
-    draw(ax, value)
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=dpi, facecolor="white", metadata={"Software": None})
-    if palette_colors is None:
-        return buffer.getvalue()
-    return _reduce_palette(buffer.getvalue(), palette_colors)
 
 
 def frames_slider(
@@ -118,7 +90,7 @@ def frames_slider(
     ``IMAGE_FORMATS``: "webp" ships every frame as lossless WebP, about a third smaller.
     """
     _check_common(draw, description, figsize, dpi, palette_colors)
-    _check_image_format(image_format)
+    check_image_format(image_format)
     require_positive_int("pixel_ratio", pixel_ratio)
     require_positive_int("live_substeps", live_substeps)
     labels = _labels(values, value_label, "values")
@@ -126,8 +98,8 @@ def frames_slider(
     _check_index("initial_index", initial_index, len(labels))
     live_values = live_positions(values, live_substeps)
     live_labels = _labels(live_values, value_label, _live_field("values"))
-    _margins_as_fractions(figsize, margins_inches)  # a bad margin fails before any frame is drawn
-    render = _renderer(draw, figsize, dpi, pixel_ratio, palette_colors, margins_inches, image_format)
+    margins_as_fractions(figsize, margins_inches)  # a bad margin fails before any frame is drawn
+    render = frame_renderer(draw, figsize, dpi, pixel_ratio, palette_colors, margins_inches, image_format)
     frames = [_image(render(value), figsize, dpi, image_format) for value in values]
     stack = ipywidgets.Stack(children=frames, selected_index=initial_index)
     slider = _slider(labels, values, description, initial_index)
@@ -168,7 +140,7 @@ def frames_grid_sliders(
     positions, as in frames_slider. ``image_format`` is as in frames_slider.
     """
     _check_common(draw, row_description, figsize, dpi, palette_colors)
-    _check_image_format(image_format)
+    check_image_format(image_format)
     _check_common(draw, column_description, figsize, dpi, palette_colors)
     require_positive_int("pixel_ratio", pixel_ratio)
     require_positive_int("live_substeps", live_substeps)
@@ -180,8 +152,8 @@ def frames_grid_sliders(
     live_rows, live_columns = live_positions(rows, live_substeps), live_positions(columns, live_substeps)
     live_row_labels = _labels(live_rows, row_label, _live_field("rows"))
     live_column_labels = _labels(live_columns, column_label, _live_field("columns"))
-    _margins_as_fractions(figsize, margins_inches)  # a bad margin fails before any frame is drawn
-    render = _renderer(draw, figsize, dpi, pixel_ratio, palette_colors, margins_inches, image_format)
+    margins_as_fractions(figsize, margins_inches)  # a bad margin fails before any frame is drawn
+    render = frame_renderer(draw, figsize, dpi, pixel_ratio, palette_colors, margins_inches, image_format)
     label_width = f"{max(len(row_description), len(column_description)) + 1}ch"  # tracks line up
     row_slider = _slider(row_labels, rows, row_description, initial_row_index, description_width=label_width)
     column_slider = _slider(column_labels, columns, column_description, initial_column_index,
@@ -253,41 +225,6 @@ class _LiveRedraw:
             self.box.children = tuple(self.sliders) + (self.image,)
         finally:
             self._switching = False
-
-
-def _renderer(
-    draw: Callable[[Axes, Any], object], figsize: tuple[float, float], dpi: int, pixel_ratio: int,
-    palette_colors: int | None, margins_inches: dict[str, float] | None, image_format: str = "png",
-) -> Callable[[Any], bytes]:
-    """Return value -> ``image_format`` bytes at ``pixel_ratio`` times ``dpi`` (frames and live image share it)."""
-
-    def render(value: Any) -> bytes:
-        png = render_frame_png(draw, value, figsize=figsize, dpi=dpi * pixel_ratio, palette_colors=palette_colors,
-                               margins_inches=margins_inches)
-        return lossless_webp(png) if image_format == "webp" else png
-
-    return render
-
-
-def lossless_webp(png: bytes) -> bytes:
-    """Return the PNG ``png`` re-encoded as a lossless WebP: the same pixels, usually a third fewer bytes.
-
-    Deterministic for the same input. An image with transparency keeps it (RGBA); an
-    opaque one, like every frame drawn here, is stored as RGB.
-    """
-    with Image.open(io.BytesIO(png)) as image:
-        image.load()
-        opaque = image.mode not in ("RGBA", "LA", "PA") and "transparency" not in image.info
-        converted = image.convert("RGB" if opaque else "RGBA")
-    buffer = io.BytesIO()
-    converted.save(buffer, format="WEBP", lossless=True, quality=100, method=4, exact=True)
-    return buffer.getvalue()
-
-
-def _check_image_format(image_format: object) -> None:
-    """Raise a clear error unless ``image_format`` is one of ``IMAGE_FORMATS``."""
-    if image_format not in IMAGE_FORMATS:
-        raise ValueError(f"image_format must be one of {IMAGE_FORMATS}, got {image_format!r}.")
 
 
 def live_positions(values: Sequence[Any], substeps: int = LIVE_SUBSTEPS) -> list[Any]:
@@ -372,65 +309,6 @@ def _check_frame_count(frame_count: int) -> None:
             f"{frame_count} frames is more than the {MAX_FRAMES} allowed per widget "
             "(each frame adds 10-25 kB to the page); use fewer slider positions."
         )
-
-
-def _margins_as_fractions(
-    figsize: tuple[float, float], margins_inches: dict[str, float] | None = None
-) -> dict[str, float]:
-    """Return ``margins_inches`` (default ``MARGINS_INCHES``) as ``subplots_adjust`` fractions of a ``figsize`` figure."""
-    margins = MARGINS_INCHES if margins_inches is None else margins_inches
-    if not isinstance(margins, dict) or set(margins) != set(MARGINS_INCHES):
-        raise ValueError(f"margins_inches must be a dict with the keys {sorted(MARGINS_INCHES)} (inches), got {margins!r}.")
-    for side, inches in margins.items():
-        if isinstance(inches, bool) or not isinstance(inches, (int, float)) or not 0 <= inches < float("inf"):
-            raise ValueError(f"margins_inches[{side!r}] must be a finite number of inches >= 0, got {inches!r}.")
-    width_inches, height_inches = figsize
-    if width_inches <= margins["left"] + margins["right"] or height_inches <= margins["bottom"] + margins["top"]:
-        raise ValueError(f"figsize {figsize} (inches) leaves no room for the axes inside the margins {margins}.")
-    return {
-        "left": margins["left"] / width_inches,
-        "right": 1.0 - margins["right"] / width_inches,
-        "bottom": margins["bottom"] / height_inches,
-        "top": 1.0 - margins["top"] / height_inches,
-    }
-
-
-def _reduce_palette(png: bytes, palette_colors: int) -> bytes:
-    """Return ``png`` re-encoded with at most ``palette_colors`` colours, deterministically.
-
-    The palette is the ``palette_colors`` most frequent colours of the image (ties broken by
-    colour) and every other pixel takes the nearest of them, without dithering. A plot's own
-    colours fill areas and so are kept exactly, however small the marker; only the
-    anti-aliased edges between them move to a neighbouring shade. (Median cut, by contrast,
-    merges a small marker's colour into its neighbour's when white and greys dominate.)
-    """
-    with Image.open(io.BytesIO(png)) as image:
-        pixels = np.asarray(image.convert("RGB"), dtype=np.int64)
-    height, width, _channels = pixels.shape
-    keys = (pixels[..., 0] << 16 | pixels[..., 1] << 8 | pixels[..., 2]).ravel()
-    colours, pixel_colour = np.unique(keys, return_inverse=True)
-    counts = np.bincount(pixel_colour)
-    kept = colours[np.lexsort((colours, -counts))[:palette_colors]]  # most frequent first, ties by colour
-    nearest = np.empty(len(colours), dtype=np.uint8)
-    kept_rgb = _key_to_rgb(kept)
-    for start in range(0, len(colours), _NEAREST_BLOCK):  # blocks bound the distance table's memory
-        block = _key_to_rgb(colours[start:start + _NEAREST_BLOCK])
-        distances = ((block[:, None, :] - kept_rgb[None, :, :]) ** 2).sum(axis=2)
-        nearest[start:start + _NEAREST_BLOCK] = distances.argmin(axis=1)  # a kept colour maps to itself
-    reduced = Image.frombytes("P", (width, height), nearest[pixel_colour].tobytes())
-    reduced.putpalette(_key_to_rgb(kept).astype(np.uint8).ravel().tolist())
-    buffer = io.BytesIO()
-    reduced.save(buffer, format="PNG", optimize=True)
-    return buffer.getvalue()
-
-
-#: Colours compared with the palette at once when mapping each colour to its nearest kept one.
-_NEAREST_BLOCK = 4096
-
-
-def _key_to_rgb(keys: np.ndarray) -> np.ndarray:
-    """Return the (n, 3) int64 RGB channels of colours packed as ``r << 16 | g << 8 | b``."""
-    return np.stack([(keys >> 16) & 255, (keys >> 8) & 255, keys & 255], axis=1)
 
 
 def _image(png: bytes, figsize: tuple[float, float], dpi: int, image_format: str = "png") -> ipywidgets.Image:

@@ -23,6 +23,10 @@ MOVED = [
     ("infer_lib.attention", "MultiHeadLatentAttention", "infer_lib.mla"),
     ("infer_lib.attention", "random_mla_weights", "infer_lib.mla"),
     ("infer_lib.attention", "mla_weight_shapes", "infer_lib.mla"),
+    ("infer_lib.widgets", "render_frame_png", "infer_lib.images"),
+    ("infer_lib.widgets", "lossless_webp", "infer_lib.images"),
+    ("infer_lib.widgets", "IMAGE_FORMATS", "infer_lib.images"),
+    ("infer_lib.widgets", "MARGINS_INCHES", "infer_lib.images"),
 ]
 
 
