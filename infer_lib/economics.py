@@ -12,7 +12,7 @@ DataPoint`` and the other imports of earlier notebooks keep working.
 from __future__ import annotations
 
 from infer_lib.checks import require_positive_number
-from infer_lib.published import (
+from infer_lib.published import (  # re-exported: earlier notebooks import these from here
     ANTHROPIC_REVENUE_GROWTH_PER_YEAR,
     ANTHROPIC_REVENUE_GROWTH_YEARS_RUNNING,
     COMPUTE_GROWTH_PER_YEAR,
@@ -26,24 +26,6 @@ from infer_lib.published import (
     STANDARD_PRICE_PER_MTOK,
     DataPoint,
 )
-
-__all__ = [
-    "ANTHROPIC_REVENUE_GROWTH_PER_YEAR",
-    "ANTHROPIC_REVENUE_GROWTH_YEARS_RUNNING",
-    "ASSUMED_LPDDR_BUS_WIDTH_BITS",
-    "COMPUTE_GROWTH_PER_YEAR",
-    "DataPoint",
-    "FAST_MODE_PRICE_MAX_PROMPT_TOKENS",
-    "FAST_MODE_PRICE_PER_MTOK",
-    "FAST_MODE_SPEEDUP",
-    "GOOGLE_TOKENS_PER_MONTH",
-    "LPDDR5X_MAX_TRANSFERS_PER_S",
-    "PODCAST_LPDDR_CARD_BYTES_PER_S_CLAIM",
-    "PODCAST_TOKEN_GROWTH_CLAIM",
-    "STANDARD_PRICE_PER_MTOK",
-    "growth_factor",
-    "yearly_gap",
-]
 
 #: Bus width of the LPDDR5X interface the introduction assumes for the podcast's inference card.
 #: Not published for that card: 512 bits is the book's assumption, chosen because with LPDDR5X's
