@@ -3,7 +3,7 @@
 :func:`build_expected` is what :mod:`autograde.regenerate_expected` writes to
 ``autograde/expected/ex01.json``. The inputs of every visible and hidden case
 are defined below; the expected outputs come from running the reference
-solution (the source notebook's solution cells, see :mod:`autograde.reference`)
+solution (the source notebook's solution cells, see :mod:`autograde.authoring.reference`)
 on the tiny model with the simulated clock. Regenerate after changing the
 notebook's solution, the cases, the cost model or the tiny model's weights.
 
@@ -25,8 +25,8 @@ import numpy as np
 
 from infer_lib.transformer import load_tiny_model
 
-from autograde.expected import seconds_to_json
-from autograde.reference import run_answers, source_notebook_path
+from autograde.checking.expected import seconds_to_json
+from autograde.authoring.reference import run_answers, source_notebook_path
 from autograde.simulated import CallCosts, InstrumentedModel, SimulatedClock
 
 EXERCISE = "ex01_prefill_decode"

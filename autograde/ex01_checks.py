@@ -22,9 +22,9 @@ from typing import Any
 
 from infer_lib.transformer import load_tiny_model
 
-from autograde.expected import load_expected, seconds_from_json
+from autograde.checking.expected import load_expected, seconds_from_json
 from autograde.simulated import CallCosts, InstrumentedModel, SimulatedClock
-from autograde.student_code import (
+from autograde.checking.student_code import (
     CheckFailed,
     as_float,
     as_float_list,

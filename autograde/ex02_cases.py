@@ -15,8 +15,8 @@ from typing import Any
 
 import nbformat
 
-from autograde.numeric_cases import BadInput, Case, function_section
-from autograde.reference import run_answers, source_notebook_path
+from autograde.checking.numeric_cases import BadInput, Case, function_section
+from autograde.authoring.reference import run_answers, source_notebook_path
 
 EXERCISE = "ex02_attention_ffn"
 EXPECTED_KEY = "ex02"

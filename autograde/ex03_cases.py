@@ -7,7 +7,7 @@ examples: Llama 3.1 8B's shape (32 layers, 32 query heads, 8 KV heads of
 parameters) on an H200 (141 GB). Hidden cases use other layer counts (some
 not a multiple of the sharing factor), formats, chips and models. Counts that
 round down must not sit within float rounding of a whole number
-(:func:`autograde.numeric_cases.stable_count_guard`).
+(:func:`autograde.checking.numeric_cases.stable_count_guard`).
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from typing import Any
 
 import nbformat
 
-from autograde.numeric_cases import BadInput, Case, function_section, stable_count_guard
-from autograde.reference import run_answers, source_notebook_path
+from autograde.checking.numeric_cases import BadInput, Case, function_section, stable_count_guard
+from autograde.authoring.reference import run_answers, source_notebook_path
 
 EXERCISE = "ex03_kv_cache"
 EXPECTED_KEY = "ex03"

@@ -16,8 +16,8 @@ from typing import Any
 
 import nbformat
 
-from autograde.numeric_cases import BadInput, Case, function_section
-from autograde.reference import run_answers, source_notebook_path
+from autograde.checking.numeric_cases import BadInput, Case, function_section
+from autograde.authoring.reference import run_answers, source_notebook_path
 
 EXERCISE = "ex04_roofline"
 EXPECTED_KEY = "ex04"

@@ -2,7 +2,7 @@
 
 Expected values come from ``autograde/expected/ex04.json`` (written by
 :mod:`autograde.regenerate_expected` from the notebook's reference solution);
-:mod:`autograde.numeric_checks` runs the cases.
+:mod:`autograde.checking.numeric_checks` runs the cases.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from autograde.numeric_checks import FunctionSpec, make_checks
+from autograde.checking.numeric_checks import FunctionSpec, make_checks
 
 EXPECTED_KEY = "ex04"
 

@@ -2,7 +2,7 @@
 
 Expected values come from ``autograde/expected/ex05.json`` (written by
 :mod:`autograde.regenerate_expected` from the notebook's reference solution).
-The cost is a function of plain numbers, checked by :mod:`autograde.numeric_checks`;
+The cost is a function of plain numbers, checked by :mod:`autograde.checking.numeric_checks`;
 the other two take configuration points (dicts) and are checked here, by the
 same rules: inputs are copies, the expected values are loaded before the
 student's code runs, and a result's exact type is checked before it is
@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from autograde.expected import load_expected
-from autograde.numeric_checks import FunctionSpec, make_checks
-from autograde.student_code import FLOAT_TYPES, INT_TYPES, CheckFailed, call_student, require_raises
+from autograde.checking.expected import load_expected
+from autograde.checking.numeric_checks import FunctionSpec, make_checks
+from autograde.checking.student_code import FLOAT_TYPES, INT_TYPES, CheckFailed, call_student, require_raises
 
 EXPECTED_KEY = "ex05"
 BOOL_TYPES = (bool, np.bool_)

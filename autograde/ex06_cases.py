@@ -46,7 +46,7 @@ from infer_lib.serving import (
     uniform_lengths,
 )
 
-from autograde.reference import run_answers, source_notebook_path
+from autograde.authoring.reference import run_answers, source_notebook_path
 
 EXERCISE = "ex06_serving_engines"
 EXPECTED_KEY = "ex06"

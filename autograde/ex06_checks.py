@@ -29,8 +29,8 @@ from infer_lib.hardware import get_chip
 from infer_lib.models import get_model
 from infer_lib.serving import CacheConfig, QueuePolicy, Request, RequestRecord, SchedulerConfig, simulate
 
-from autograde.expected import load_expected
-from autograde.student_code import FLOAT_TYPES, INT_TYPES, CheckFailed, call_student, require_raises
+from autograde.checking.expected import load_expected
+from autograde.checking.student_code import FLOAT_TYPES, INT_TYPES, CheckFailed, call_student, require_raises
 
 EXPECTED_KEY = "ex06"
 CLASS_NAME = "AgingShortestPromptFirst"

@@ -14,7 +14,7 @@ migration (nbgrader issue #1646).
 
 ``grade`` expects ``SUBMISSIONS_DIR/<student_id>/<exercise>.ipynb`` or
 nbgrader's collected layout ``<student_id>/<exercise>/<exercise>.ipynb`` (see
-:mod:`autograde.submissions`). For every student it
+:mod:`autograde.batch.submissions`). For every student it
 
 1. checks that each notebook is valid JSON and a valid notebook with
    nbformat (a broken file fails that student only, with the reason in the
@@ -25,12 +25,12 @@ nbgrader's collected layout ``<student_id>/<exercise>/<exercise>.ipynb`` (see
    exercise, then runs nbgrader's autograde step for it (in this process,
    through nbgrader's API). nbgrader restores every locked cell (setup and
    test cells) from the gradebook first, so an edited test cell is graded
-   as released. Its execute step is :mod:`autograde.sandboxed_execute`:
-   the student's cells run in a sandbox of their own (:mod:`autograde.sandbox`:
+   as released. Its execute step is :mod:`autograde.nbgrader_glue.sandboxed_execute`:
+   the student's cells run in a sandbox of their own (:mod:`autograde.sandbox.backends`:
    another uid, no network, own PID namespace, memory and process limits
    for the whole tree, nothing of the course visible but the installed
    libraries), and every check runs here, on the student's functions
-   called in the sandbox through a pipe (:mod:`autograde.session`). Limits:
+   called in the sandbox through a pipe (:mod:`autograde.sandbox.session`). Limits:
    ``--cell-timeout-s`` per cell or call (default 30 s: a stalled question
    costs that question, and the others are graded in a fresh sandbox) and
    ``--student-timeout-s`` per submission (default 600 s);
@@ -39,7 +39,7 @@ nbgrader's collected layout ``<student_id>/<exercise>/<exercise>.ipynb`` (see
    sandbox recorded an event (a cell or call stopped at its limit, a crash,
    the memory or process limit reached), a test cell could not be graded
    automatically (deleted, or not a list of checks), or its code reaches
-   for the grader (:mod:`autograde.integrity`, for information: the
+   for the grader (:mod:`autograde.batch.integrity`, for information: the
    verdicts no longer depend on it).
 
 At the start it prints which limits this machine enforces and which it
@@ -47,7 +47,7 @@ cannot (no root, no namespaces, no cgroups); ``--require-sandbox`` refuses
 to grade when any is missing.
 
 Then it renders feedback HTML (hidden tests removed by
-:class:`autograde.feedback.HideHiddenTests`; a test cell shows only the
+:class:`autograde.nbgrader_glue.feedback.HideHiddenTests`; a test cell shows only the
 checks' own messages, and the student's output only from visible checks),
 greps every page for hidden-test text and withholds any page that shows
 some, exports ``grades.csv`` and prints one line per student and exercise:
@@ -67,12 +67,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from autograde import sandbox
-from autograde.autograde_step import StepSettings
-from autograde.course import HarnessError, default_course_root, make_assignments
-from autograde.grading import STUDENT_TIMEOUT_S, grade
-from autograde.nbgrader_settings import CELL_TIMEOUT_S, build_dir
-from autograde.submissions import LayoutError
+from autograde.sandbox import backends
+from autograde.nbgrader_glue.autograde_step import StepSettings
+from autograde.nbgrader_glue.course import HarnessError, default_course_root, make_assignments
+from autograde.batch.grading import STUDENT_TIMEOUT_S, grade
+from autograde.nbgrader_glue.settings import CELL_TIMEOUT_S, build_dir
+from autograde.batch.submissions import LayoutError
 
 EXIT_OK = 0
 EXIT_FLAGGED = 1
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.cell_timeout_s <= 0 or args.student_timeout_s <= 0:
             print("error: --cell-timeout-s and --student-timeout-s must be > 0", file=sys.stderr)
             return EXIT_USAGE
-        capabilities = sandbox.probe()
+        capabilities = backends.probe()
         backend = args.sandbox_backend or capabilities.backend
         print(capabilities.describe() if backend == capabilities.backend else f"sandbox backend: {backend}")
         if args.require_sandbox and (backend == "process" or (backend == capabilities.backend and capabilities.missing)):

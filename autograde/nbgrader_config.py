@@ -7,6 +7,6 @@ grades into its own ``_build/grading`` and never touches this checkout's.
 
 from pathlib import Path
 
-from autograde.nbgrader_settings import apply_settings
+from autograde.nbgrader_glue.settings import apply_settings
 
 apply_settings(get_config(), course_root=Path(__file__).resolve().parent.parent)  # noqa: F821 -- injected by traitlets

@@ -9,7 +9,7 @@ Usage::
 Each exercise has a module ``autograde/exNN_cases.py`` that defines the inputs
 of its visible and hidden cases and a ``build_expected()`` that runs the
 reference solution (the source notebook's solution cells, see
-:mod:`autograde.reference`) on them. Run this after changing a notebook's
+:mod:`autograde.authoring.reference`) on them. Run this after changing a notebook's
 solution or a case; ``tests/test_grading.py`` fails while a committed JSON
 differs from a fresh regeneration.
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from autograde import ex01_cases, ex02_cases, ex03_cases, ex04_cases, ex05_cases, ex06_cases
-from autograde.expected import EXPECTED_DIR, dump_expected
+from autograde.checking.expected import EXPECTED_DIR, dump_expected
 
 CASE_MODULES = (ex01_cases, ex02_cases, ex03_cases, ex04_cases, ex05_cases, ex06_cases)
 """Each exercise's ``exNN_cases`` module: its cases, and ``build_expected`` that runs the reference on them."""

@@ -13,17 +13,18 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograde import course, sandbox
-from autograde.reference import solution_sources
+from autograde.nbgrader_glue import course
+from autograde.sandbox import backends
+from autograde.authoring.reference import solution_sources
 
 REPO = Path(__file__).resolve().parents[1]
 NEEDS_FULL_SANDBOX = pytest.mark.skipif(
-    sandbox.probe().backend != "namespaces" or bool(sandbox.probe().missing),
+    backends.probe().backend != "namespaces" or bool(backends.probe().missing),
     reason="these fixtures need the full sandbox: Linux, root, namespaces and cgroups (see `make grade`'s first lines)",
 )
 """Mark for tests of the sandbox's own guarantees: they skip, saying why, where the machine cannot sandbox."""
 SANDBOX_UID_MIN = 200_000
-"""Sandboxes run as uids from here up (autograde.sandbox._sandbox_uid)."""
+"""Sandboxes run as uids from here up (autograde.sandbox.backends._sandbox_uid)."""
 
 
 def copy_course(root: Path, exercises: list[str]) -> Path:

@@ -43,9 +43,9 @@ import pytest
 from infer_lib.serving import FCFS, ShortestPromptFirst
 
 from autograde.checks import REGISTRY, CheckFailed, check
-from autograde.expected import dump_expected, load_expected
-from autograde.integrity import suspicious_code
-from autograde.leaks import (
+from autograde.checking.expected import dump_expected, load_expected
+from autograde.batch.integrity import suspicious_code
+from autograde.authoring.leaks import (
     HIDDEN_TEST_MARKERS,
     SOLUTION_MARKERS,
     find_leaks,
@@ -53,10 +53,10 @@ from autograde.leaks import (
     notebook_text,
     secret_lines,
 )
-from autograde.nbgrader_runner import failure_reason, run_with_limits
-from autograde.reference import run_answers, solution_sources, source_notebook_path
+from autograde.nbgrader_glue.commands import failure_reason, run_with_limits
+from autograde.authoring.reference import run_answers, solution_sources, source_notebook_path
 from autograde.regenerate_expected import build_expected, expected_file
-from autograde.submissions import LayoutError, read_submissions
+from autograde.batch.submissions import LayoutError, read_submissions
 from grading_support import copy_course, variant_replacements
 
 REPO = Path(__file__).resolve().parent.parent
@@ -679,7 +679,7 @@ def test_committed_expected_values_match_a_fresh_regeneration(exercise):
 
 def test_expected_values_load_from_the_installed_package_in_any_working_directory(tmp_path):
     code = (
-        "from autograde.checks import check; from autograde.expected import load_expected; "
+        "from autograde.checks import check; from autograde.checking.expected import load_expected; "
         f"print(*(len(load_expected(key)) for key in {[exercise.key for exercise in EXERCISES]}))"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
@@ -700,7 +700,7 @@ def test_secret_lines_skip_text_the_notebook_already_shows(source_nb):
 def test_the_feedback_preprocessor_removes_hidden_tests_from_sources_tracebacks_and_prints(source_nb):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # nbgrader's SQLAlchemy models warn on import
-        from autograde.feedback import HideHiddenTests
+        from autograde.nbgrader_glue.feedback import HideHiddenTests
 
     nb = copy.deepcopy(source_nb)
     first_test_cell = next(cell for cell in nb.cells if cell.metadata.get("nbgrader", {}).get("grade"))

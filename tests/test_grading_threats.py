@@ -216,8 +216,8 @@ def _cases() -> dict[str, tuple[str, Any, float, str, str | None]]:
             "import autograde.checks as checks\nchecks.REGISTRY = {}\nchecks.check = lambda *a, **k: None"),
             BLOCK_LOST, "flagged", r"imports `autograde.checks`"),
         "looks_up_answers": ("issue", probe(
-            "def attack():\n    from autograde.expected import load_expected\n    return bool(load_expected('ex02'))"),
-            BLOCK_LOST, "flagged", r"imports `autograde.expected`"),
+            "def attack():\n    from autograde.checking.expected import load_expected\n    return bool(load_expected('ex02'))"),
+            BLOCK_LOST, "flagged", r"imports `autograde.checking.expected`"),
         "walks_frames": ("issue", probe(
             "def attack():\n    import sys\n    frame = sys._getframe(1)\n    while frame is not None:\n"
             "        if 'expected' in frame.f_locals or 'case' in frame.f_locals:\n            return True\n"

@@ -51,8 +51,8 @@ import psutil
 import pytest
 import requests
 
-from autograde.nbgrader_settings import BUILD_SUBDIR, COURSE_ID
-from autograde.reference import solution_sources, source_notebook_path
+from autograde.nbgrader_glue.settings import BUILD_SUBDIR, COURSE_ID
+from autograde.authoring.reference import solution_sources, source_notebook_path
 
 REPO = Path(__file__).resolve().parent.parent
 VENV = REPO / ".venv"

@@ -17,8 +17,9 @@ import pytest
 from infer_lib.models import get_model
 from infer_lib.serving import Request
 
-from autograde.sandbox import GiB, SandboxPolicy, container_command
-from autograde.sandbox_protocol import Channel, RemoteError, RemoteObject
+from autograde.sandbox.backends import container_command
+from autograde.sandbox.policy import GiB, SandboxPolicy
+from autograde.sandbox.protocol import Channel, RemoteError, RemoteObject
 from grading_support import copy_course, run_harness
 
 
