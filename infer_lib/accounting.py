@@ -5,8 +5,8 @@ experts, router, norms, LM head) for dense and MoE models with MHA, GQA, MQA or
 MLA attention. KV-cache bytes honour sliding-window layers and MLA's latent cache,
 at any element size, including block-scaled 4-bit formats.
 
-Introduced in chapter 1 (ch-prefill-decode); parameters by part in chapter 2
-(ch-attention-ffn); the KV cache in chapter 3 (ch-kv-cache).
+Introduced in ch-prefill-decode; parameters by part in ch-attention-ffn; the KV
+cache in ch-kv-cache.
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ def num_active_params(model: ModelConfig, include_embedding: bool = True) -> int
 
     Vendors differ on the embedding: Mistral and DeepSeek count it, gpt-oss's model card
     does not (it counts the unembedding). A tied table is always counted once, as the LM head.
-    Introduced in chapter 2 (ch-attention-ffn).
+    Introduced in ch-attention-ffn.
     """
     counts = active_param_counts(model)
     if not include_embedding and not model.tied_embeddings:
@@ -145,7 +145,7 @@ def attention_share(model: ModelConfig) -> float:
     """Attention's share of the non-embedding matmul weights: attention / (attention + FFN + experts + router).
 
     Norms, the embedding and the LM head are left out, as in the usual "20/80" split.
-    Introduced in chapter 2 (ch-attention-ffn).
+    Introduced in ch-attention-ffn.
     """
     counts = param_counts(model)
     body = counts["attention"] + counts["ffn"] + counts["experts"] + counts["shared_experts"] + counts["router"]
@@ -175,7 +175,7 @@ def matmul_flops(num_tokens: int, d_in: int, d_out: int) -> int:
 def kv_values_per_token_per_layer(model: ModelConfig) -> int:
     """Values one token stores in one layer's cache: 2 * K * Hd (K and V), or kv_lora + rope for MLA.
 
-    Introduced in chapter 3 (ch-kv-cache).
+    Introduced in ch-kv-cache.
     """
     if model.mla is not None:
         return model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
@@ -187,7 +187,7 @@ def kv_bytes_per_token(model: ModelConfig, bytes_per_value: float = 2) -> float:
 
     For GQA that is 2 * L * K * Hd * bytes_per_value. It is the rate while the context is
     shorter than every sliding window; past the window only full-attention layers keep
-    growing (:func:`kv_bytes_per_token_growing`). Introduced in chapter 3 (ch-kv-cache).
+    growing (:func:`kv_bytes_per_token_growing`). Introduced in ch-kv-cache.
     """
     require_positive_number("bytes_per_value", bytes_per_value)
     return model.num_layers * kv_values_per_token_per_layer(model) * bytes_per_value
@@ -196,7 +196,7 @@ def kv_bytes_per_token(model: ModelConfig, bytes_per_value: float = 2) -> float:
 def kv_bytes_per_token_growing(model: ModelConfig, bytes_per_value: float = 2) -> float:
     """Bytes one more token adds once the context is past every sliding window: full layers only.
 
-    Introduced in chapter 3 (ch-kv-cache).
+    Introduced in ch-kv-cache.
     """
     require_positive_number("bytes_per_value", bytes_per_value)
     return model.num_full_layers * kv_values_per_token_per_layer(model) * bytes_per_value
@@ -213,7 +213,7 @@ def kv_cache_bytes_by_layer_type(model: ModelConfig, num_tokens: int,
                                  bytes_per_value: float = 2) -> dict[str, float]:
     """KV bytes of one sequence of ``num_tokens`` tokens, split into full and sliding layers.
 
-    Introduced in chapter 3 (ch-kv-cache).
+    Introduced in ch-kv-cache.
     """
     require_positive_number("bytes_per_value", bytes_per_value)
     kept = cached_tokens_per_layer(model, num_tokens)
@@ -230,6 +230,6 @@ def kv_cache_bytes(model: ModelConfig, num_tokens: int, bytes_per_value: float =
     Full-attention layers keep every token; sliding-window layers keep at most the
     last ``sliding_window``; MLA keeps one latent plus one RoPE key per token.
     ``bytes_per_value`` is 2 for BF16 (see :data:`KV_FORMATS` for others).
-    Introduced in chapter 3 (ch-kv-cache).
+    Introduced in ch-kv-cache.
     """
     return sum(kv_cache_bytes_by_layer_type(model, num_tokens, bytes_per_value).values())

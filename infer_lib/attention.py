@@ -45,7 +45,7 @@ def attention_mask(query_positions: np.ndarray, key_lengths: np.ndarray, num_key
     Key j is visible to a query at position p of sequence b iff j <= p and j < key_lengths[b].
     query_positions: (batch, num_queries) int; key_lengths: (batch,) int.
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     key_positions = np.arange(num_keys)
     causal = key_positions[None, None, :] <= query_positions[:, :, None]
@@ -63,7 +63,7 @@ def window_mask(
     W positions, itself included.
     query_positions: (B, S) int; key_positions, key_filled: (B, T).
 
-    Introduced in chapter 3 (ch-kv-cache).
+    Introduced in ch-kv-cache.
     """
     q = query_positions[:, :, None]
     k = key_positions[:, None, :]
@@ -85,7 +85,7 @@ def grouped_query_attention(
     out = softmax(q k^T * scale, masked) v  ->  (batch, num_heads, num_queries, v_head_dim),
     scale = 1 / sqrt(head_dim) unless given.
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     batch, num_heads, num_queries, head_dim = q.shape
     num_kv_heads, num_keys = k.shape[1], k.shape[2]
@@ -110,7 +110,7 @@ def grouped_query_attention(
 class AttentionLayer(Protocol):
     """An attention layer with its own cache: hidden states (B, S, D) in, (B, S, D) out.
 
-    Introduced in chapter 3 (ch-kv-cache).
+    Introduced in ch-kv-cache.
     """
 
     def new_cache(self, batch_size: int, max_tokens: int) -> LayerCache:
@@ -135,7 +135,7 @@ def _check_step_input(
 
     prompt_lens None means every sequence has S new tokens.
 
-    Introduced in chapter 3 (ch-kv-cache).
+    Introduced in ch-kv-cache.
     """
     if x.ndim != 3 or x.shape[2] != d_model or x.shape[1] == 0:
         raise ValueError(f"x must be hidden states of shape (batch, seq >= 1, d_model={d_model}), got shape {x.shape}.")
@@ -157,7 +157,7 @@ def _new_positions(cache: LayerCache, seq: int) -> np.ndarray:
 
     Padding slots get positions too; causality keeps every real query from seeing them.
 
-    Introduced in chapter 3 (ch-kv-cache).
+    Introduced in ch-kv-cache.
     """
     return cache.lengths[:, None] + np.arange(seq)[None, :]
 
@@ -167,7 +167,7 @@ def _keys_with_new(cache: LayerCache, positions: np.ndarray) -> tuple[np.ndarray
 
     U = cache.num_used_slots; slots beyond it are empty in every sequence, so they are left out.
 
-    Introduced in chapter 3 (ch-kv-cache).
+    Introduced in ch-kv-cache.
     """
     used = cache.num_used_slots
     slot_positions, slot_filled = cache.slot_positions()
@@ -179,7 +179,7 @@ def _keys_with_new(cache: LayerCache, positions: np.ndarray) -> tuple[np.ndarray
 def _zero_padding(out: np.ndarray, prompt_lens: np.ndarray) -> np.ndarray:
     """Set rows of padding tokens of out (B, S, D) to 0, so no stale number looks like a result.
 
-    Introduced in chapter 3 (ch-kv-cache).
+    Introduced in ch-kv-cache.
     """
     is_real = np.arange(out.shape[1])[None, :] < prompt_lens[:, None]
     return np.where(is_real[:, :, None], out, 0.0).astype(out.dtype)
@@ -192,7 +192,7 @@ def _zero_padding(out: np.ndarray, prompt_lens: np.ndarray) -> np.ndarray:
 class AttentionConfig:
     """Sizes of a multi-head attention layer with K key/value heads: MHA if K = H, MQA if K = 1, GQA in between.
 
-    Introduced in chapter 2 (ch-attention-ffn).
+    Introduced in ch-attention-ffn.
     """
 
     d_model: int
@@ -212,7 +212,7 @@ class AttentionConfig:
     def kind(self) -> str:
         """"MHA" (K = H), "MQA" (K = 1) or "GQA".
 
-        Introduced in chapter 2 (ch-attention-ffn).
+        Introduced in ch-attention-ffn.
         """
         if self.num_kv_heads == self.num_heads:
             return "MHA"
@@ -222,7 +222,7 @@ class AttentionConfig:
     def kv_values_per_token(self) -> int:
         """Numbers one token adds to this layer's cache: 2 * K * Hd (a key and a value per K/V head).
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         return 2 * self.num_kv_heads * self.head_dim
 
@@ -233,7 +233,7 @@ class AttentionWeights:
 
     wq: (H * Hd, D); wk, wv: (K * Hd, D); wo: (D, H * Hd). Rows are grouped by head.
 
-    Introduced in chapter 2 (ch-attention-ffn).
+    Introduced in ch-attention-ffn.
     """
 
     wq: np.ndarray
@@ -245,7 +245,7 @@ class AttentionWeights:
 def _random_matrix(rng: np.random.Generator, out_features: int, in_features: int, dtype: Any) -> np.ndarray:
     """Normal (out_features, in_features) matrix with std 1/sqrt(in_features), so activations keep unit scale.
 
-    Introduced in chapter 2 (ch-attention-ffn).
+    Introduced in ch-attention-ffn.
     """
     return (rng.standard_normal((out_features, in_features)) / np.sqrt(in_features)).astype(dtype)
 
@@ -253,7 +253,7 @@ def _random_matrix(rng: np.random.Generator, out_features: int, in_features: int
 def random_attention_weights(config: AttentionConfig, seed: int, dtype: Any = np.float64) -> AttentionWeights:
     """Seeded random weights for an MHA/GQA/MQA layer (same seed -> same weights).
 
-    Introduced in chapter 2 (ch-attention-ffn).
+    Introduced in ch-attention-ffn.
     """
     require_non_negative_int("seed", seed)
     rng = np.random.default_rng(seed)
@@ -271,7 +271,7 @@ class GroupedQueryAttention:
 
     The cache holds 2 * K * Hd values per token: a key and a value for every K/V head.
 
-    Introduced in chapter 2 (ch-attention-ffn).
+    Introduced in ch-attention-ffn.
     """
 
     def __init__(self, config: AttentionConfig, weights: AttentionWeights) -> None:
@@ -293,14 +293,14 @@ class GroupedQueryAttention:
     def new_cache(self, batch_size: int, max_tokens: int) -> DenseKVCache:
         """An empty cache of max_tokens slots per sequence: (B, max_tokens, K, Hd) keys and as many values.
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         return DenseKVCache(batch_size, max_tokens, self.config.num_kv_heads, self.config.head_dim, self.dtype)
 
     def _project(self, x: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """q (B, S, H, Hd), k and v (B, S, K, Hd) of hidden states x (B, S, D), RoPE on q and k at positions (B, S).
 
-        Introduced in chapter 2 (ch-attention-ffn).
+        Introduced in ch-attention-ffn.
         """
         c = self.config
         batch, seq = x.shape[:2]
@@ -314,7 +314,7 @@ class GroupedQueryAttention:
     def _window(self) -> int | None:
         """The attention window W in tokens, None for full causal attention.
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         return None
 
@@ -329,7 +329,7 @@ class GroupedQueryAttention:
         itself (only the last W positions for a sliding window). Rows of padding
         tokens come back as 0 and never enter the cache.
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         x = np.asarray(x)
         prompt_lens = _check_step_input(x, cache, self.config.d_model, prompt_lens)
@@ -354,7 +354,7 @@ class GroupedQueryAttention:
         The arithmetic is a prefill of one token; what changes is the shape: one
         query row per head against every cached key.
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         x = np.asarray(x)
         if x.ndim != 3 or x.shape[1] != 1:
@@ -368,7 +368,7 @@ class SlidingWindowAttention(GroupedQueryAttention):
     With T tokens seen, the cache holds min(T, W) tokens per sequence, so its
     bytes stop growing at W tokens: B * min(T, W) * 2 * K * Hd * bytes per value.
 
-    Introduced in chapter 3 (ch-kv-cache).
+    Introduced in ch-kv-cache.
     """
 
     def __init__(self, config: AttentionConfig, weights: AttentionWeights, window: int) -> None:
@@ -379,14 +379,14 @@ class SlidingWindowAttention(GroupedQueryAttention):
     def _window(self) -> int | None:
         """The attention window W in tokens.
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         return self.window
 
     def new_cache(self, batch_size: int, max_tokens: int) -> SlidingWindowKVCache:
         """An empty ring cache of min(max_tokens, W) slots per sequence.
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         c = self.config
         return SlidingWindowKVCache(batch_size, max_tokens, self.window, c.num_kv_heads, c.head_dim, self.dtype)

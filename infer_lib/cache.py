@@ -3,7 +3,7 @@
 Each sequence of a batch owns a fixed block of slots, allocated up front; a
 slot holds one token's cached values. Four caches:
 
-- ``KVCache``              -- keys and values of every layer of the course's model (chapter 1)
+- ``KVCache``              -- keys and values of every layer of the course's model (ch-prefill-decode)
 - ``DenseKVCache``         -- keys and values of one MHA/GQA/MQA layer: 2 * K * Hd values per token
 - ``SlidingWindowKVCache`` -- the same for a sliding-window layer, in a ring of min(max_tokens, W) slots
 - ``LatentKVCache``        -- one MLA layer's compressed latent and decoupled RoPE key:
@@ -14,7 +14,7 @@ The layer caches answer the same three questions for the attention code:
 which positions their slots hold (``slot_positions``), how to add new tokens
 (``append``), and how many bytes they occupy (``nbytes``).
 
-Introduced in chapter 1 (ch-prefill-decode); the layer caches in chapter 3 (ch-kv-cache).
+Introduced in ch-prefill-decode; the layer caches in ch-kv-cache.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class KVCache:
     lengths: (batch,) int64, tokens already cached per sequence; slots at or
     beyond a sequence's length hold stale numbers that attention never reads.
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
 
     k: np.ndarray
@@ -45,7 +45,7 @@ class KVCache:
     def batch_size(self) -> int:
         """Number of sequences the cache holds.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         return self.k.shape[1]
 
@@ -53,7 +53,7 @@ class KVCache:
     def max_seq_len(self) -> int:
         """Token slots per sequence.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         return self.k.shape[3]
 
@@ -61,7 +61,7 @@ class KVCache:
     def nbytes(self) -> int:
         """Bytes allocated for keys and values (all slots, used or not).
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         return self.k.nbytes + self.v.nbytes
 
@@ -79,7 +79,7 @@ def new_token_slots(
     sequence are listed: in a ring, earlier ones would be overwritten anyway,
     and leaving them out keeps every (sequence, slot) pair written once.
 
-    Introduced in chapter 3 (ch-kv-cache).
+    Introduced in ch-kv-cache.
     """
     max_new = int(num_new_tokens.max())
     offsets = np.arange(max_new)
@@ -95,7 +95,7 @@ class LayerCache:
     lengths: (B,) int64, tokens each sequence has seen (for a ring, more than it still holds).
     Subclasses hold the arrays and say how many values one token costs.
 
-    Introduced in chapter 3 (ch-kv-cache).
+    Introduced in ch-kv-cache.
     """
 
     lengths: np.ndarray
@@ -106,14 +106,14 @@ class LayerCache:
     def batch_size(self) -> int:
         """Number of sequences the cache holds.
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         return len(self.lengths)
 
     def arrays(self) -> tuple[np.ndarray, ...]:
         """The arrays that hold cached values (their bytes are the cache's bytes).
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         raise NotImplementedError
 
@@ -121,7 +121,7 @@ class LayerCache:
     def nbytes(self) -> int:
         """Bytes allocated for cached values, all slots, used or not: B * num_slots * values_per_token * itemsize.
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         return sum(array.nbytes for array in self.arrays())
 
@@ -129,7 +129,7 @@ class LayerCache:
     def values_per_token(self) -> int:
         """Numbers cached per token of one sequence in this layer.
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         return sum(array[0].size for array in self.arrays()) // self.num_slots
 
@@ -137,14 +137,14 @@ class LayerCache:
     def num_used_slots(self) -> int:
         """Slots that hold a token in at least one sequence: min(num_slots, max(lengths)); the rest are all empty.
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         return int(min(self.num_slots, self.lengths.max()))
 
     def check_room(self, num_new_tokens: np.ndarray) -> None:
         """Raise ValueError if adding num_new_tokens[b] tokens to sequence b would pass max_tokens.
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         if self.max_tokens is None:
             return
@@ -163,7 +163,7 @@ class LayerCache:
         with p % num_slots == s: p = n - 1 - ((n - 1 - s) mod num_slots); it is filled iff p >= 0.
         For a dense cache (num_slots >= n) that is simply p = s, filled iff s < n.
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         slots = np.arange(self.num_slots)
         last = self.lengths[:, None] - 1
@@ -178,7 +178,7 @@ class LayerCache:
         targets[i]: (B, num_slots, ...) cache arrays; new_values[i]: (B, S, ...), right-padded;
         num_new_tokens: (B,) real new tokens per sequence (padding is never written).
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         self.check_room(num_new_tokens)
         batch_index, offset_index, slot_index = new_token_slots(self.lengths, num_new_tokens, self.num_slots)
@@ -192,7 +192,7 @@ class DenseKVCache(LayerCache):
 
     k, v: (B, max_tokens, K, Hd); values per token = 2 * K * Hd.
 
-    Introduced in chapter 3 (ch-kv-cache).
+    Introduced in ch-kv-cache.
     """
 
     def __init__(self, batch_size: int, max_tokens: int, num_kv_heads: int, head_dim: int, dtype: np.dtype) -> None:
@@ -208,14 +208,14 @@ class DenseKVCache(LayerCache):
     def arrays(self) -> tuple[np.ndarray, ...]:
         """(k, v).
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         return self.k, self.v
 
     def append(self, k_new: np.ndarray, v_new: np.ndarray, num_new_tokens: np.ndarray) -> None:
         """Store new tokens' keys and values: k_new, v_new (B, S, K, Hd), the first num_new_tokens[b] of each sequence.
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         self._write((self.k, self.v), (k_new, v_new), num_new_tokens)
 
@@ -228,7 +228,7 @@ class SlidingWindowKVCache(DenseKVCache):
     num_slots == W. When max_tokens < W the ring is never wrapped: more than
     max_tokens tokens are refused, as in a dense cache.
 
-    Introduced in chapter 3 (ch-kv-cache).
+    Introduced in ch-kv-cache.
     """
 
     def __init__(
@@ -247,7 +247,7 @@ class LatentKVCache(LayerCache):
     latent: (B, max_tokens, kv_lora_rank), normalised; k_rope: (B, max_tokens, qk_rope_head_dim), after RoPE.
     Values per token = kv_lora_rank + qk_rope_head_dim, whatever the number of heads.
 
-    Introduced in chapter 3 (ch-kv-cache).
+    Introduced in ch-kv-cache.
     """
 
     def __init__(self, batch_size: int, max_tokens: int, kv_lora_rank: int, qk_rope_head_dim: int, dtype: np.dtype) -> None:
@@ -267,13 +267,13 @@ class LatentKVCache(LayerCache):
     def arrays(self) -> tuple[np.ndarray, ...]:
         """(latent, k_rope).
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         return self.latent, self.k_rope
 
     def append(self, latent_new: np.ndarray, k_rope_new: np.ndarray, num_new_tokens: np.ndarray) -> None:
         """Store new tokens: latent_new (B, S, kv_lora_rank), k_rope_new (B, S, dr), the first num_new_tokens[b] of each.
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         self._write((self.latent, self.k_rope), (latent_new, k_rope_new), num_new_tokens)

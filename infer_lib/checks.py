@@ -1,6 +1,6 @@
 """Input validation: every error names the field, the value and what is allowed.
 
-Introduced in chapter 1; used by every module that takes sizes or names.
+Introduced in ch-prefill-decode; used by every module that takes sizes or names.
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ What is counted, so that a step time built on these numbers is a lower bound:
   kv_lora + rope. Both do the same weight FLOPs per token.
 - **Activations** are assumed to stay on chip between operations (not counted).
 
-Introduced in chapter 4 (ch-roofline); chapter 1 uses the decode and prefill totals.
+Introduced in ch-roofline; ch-prefill-decode uses the decode and prefill totals.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def expected_experts_touched(num_experts: int, num_experts_per_token: int, num_t
     """Expected distinct experts a layer reads when ``num_tokens`` tokens each pick k of E at random.
 
     E * (1 - (1 - k/E)**T): exactly k for one token, approaching E as T grows.
-    Introduced in chapter 4 (ch-roofline).
+    Introduced in ch-roofline.
     """
     require_positive_int("num_experts", num_experts)
     require_positive_int("num_experts_per_token", num_experts_per_token)
@@ -214,7 +214,7 @@ def _attention_ops(model: ModelConfig, batch_size: int, new_tokens: int, cached_
 def prefill_operations(model: ModelConfig, prompt_tokens: int, batch_size: int = 1, *,
                        bytes_per_param: float = 2, bytes_per_kv_value: float = 2) -> list[Operation]:
     """Operations of a prefill of ``batch_size`` prompts of ``prompt_tokens`` tokens each (causal,
-    logits at the last position only). Introduced in chapter 4 (ch-roofline)."""
+    logits at the last position only). Introduced in ch-roofline."""
     return step_operations(model, batch_size, prompt_tokens, 0, bytes_per_param=bytes_per_param,
                            bytes_per_kv_value=bytes_per_kv_value)
 
@@ -222,7 +222,7 @@ def prefill_operations(model: ModelConfig, prompt_tokens: int, batch_size: int =
 def decode_operations(model: ModelConfig, batch_size: int, context_tokens: int, *,
                       bytes_per_param: float = 2, bytes_per_kv_value: float = 2) -> list[Operation]:
     """Operations of one decode step: each of ``batch_size`` sequences feeds one token after
-    ``context_tokens`` cached ones. Introduced in chapter 4 (ch-roofline)."""
+    ``context_tokens`` cached ones. Introduced in ch-roofline."""
     return step_operations(model, batch_size, 1, context_tokens, bytes_per_param=bytes_per_param,
                            bytes_per_kv_value=bytes_per_kv_value)
 

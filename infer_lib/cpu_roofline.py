@@ -16,7 +16,7 @@ do. Both are lower bounds on the hardware's true peaks (numpy's BLAS and
 The array must be much larger than the last-level cache, or the copy measures
 the cache instead of memory.
 
-Introduced in chapter 4 (ch-roofline).
+Introduced in ch-roofline.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ FLOAT32_BYTES = 4
 class CpuRoofline:
     """This machine's two measured roofs: matmul FLOP/s and copy bytes/s, with how they were measured.
 
-    Introduced in chapter 4 (ch-roofline).
+    Introduced in ch-roofline.
     """
 
     matmul_flops_per_s: float
@@ -58,14 +58,14 @@ class CpuRoofline:
     def ridge_point_flops_per_byte(self) -> float:
         """Intensity where the two roofs meet: matmul FLOP/s / memory bytes/s (FLOP per byte).
 
-        Introduced in chapter 4 (ch-roofline).
+        Introduced in ch-roofline.
         """
         return self.matmul_flops_per_s / self.memory_bytes_per_s
 
     def attainable_flops_per_s(self, intensity_flops_per_byte: float) -> float:
         """Roofline of this machine: min(matmul FLOP/s, intensity * memory bytes/s).
 
-        Introduced in chapter 4 (ch-roofline).
+        Introduced in ch-roofline.
         """
         require_positive_number("intensity_flops_per_byte", intensity_flops_per_byte)
         return min(self.matmul_flops_per_s, intensity_flops_per_byte * self.memory_bytes_per_s)
@@ -74,7 +74,7 @@ class CpuRoofline:
 def best_time_s(run: Callable[[], object], repeats: int = 3) -> float:
     """Shortest wall time in seconds of ``repeats`` calls of ``run()``, after one untimed warm-up call.
 
-    Introduced in chapter 4 (ch-roofline).
+    Introduced in ch-roofline.
     """
     if not callable(run):
         raise TypeError(f"run must be a function of no arguments, got {run!r} ({type(run).__name__}).")
@@ -91,7 +91,7 @@ def best_time_s(run: Callable[[], object], repeats: int = 3) -> float:
 def measure_matmul_flops_per_s(size: int = 2048, repeats: int = 3, seed: int = 0) -> float:
     """Best FLOP/s of a float32 ``(size x size) @ (size x size)`` numpy matmul: 2 * size**3 / best time.
 
-    Introduced in chapter 4 (ch-roofline).
+    Introduced in ch-roofline.
     """
     require_positive_int("size", size)
     require_positive_int("repeats", repeats)
@@ -110,7 +110,7 @@ def measure_copy_bytes_per_s(num_bytes: int = 512 * MiB, repeats: int = 3) -> fl
     array's size (the STREAM "copy" convention). Choose ``num_bytes`` several
     times larger than the last-level cache.
 
-    Introduced in chapter 4 (ch-roofline).
+    Introduced in ch-roofline.
     """
     require_positive_int("num_bytes", num_bytes)
     require_positive_int("repeats", repeats)
@@ -128,7 +128,7 @@ def measure_cpu_roofline(matmul_size: int = 2048, copy_bytes: int = 512 * MiB, r
     """Measure this machine's roofline: best float32 matmul FLOP/s and best array-copy bytes/s.
 
     Takes about a second with the defaults on a two-core machine.
-    Introduced in chapter 4 (ch-roofline).
+    Introduced in ch-roofline.
     """
     require_positive_int("matmul_size", matmul_size)
     require_positive_int("copy_bytes", copy_bytes)

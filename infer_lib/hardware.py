@@ -1,8 +1,8 @@
 """Accelerator datasheet numbers: the only place hardware numbers live.
 
 Peak FLOP/s are *dense* (no 2:4 structured sparsity); vendors usually headline
-the sparse figure, which is twice as large. Introduced in chapter 1; the
-roofline built on these numbers is chapter 4.
+the sparse figure, which is twice as large. Introduced in ch-prefill-decode;
+the roofline built on these numbers is ch-roofline.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ class Chip:
     interconnect_bytes_per_s: float | None = None
     """Scale-up link bandwidth per chip as the vendor quotes it (NVLink: both directions added
     together, so 900 GB/s is 450 GB/s each way); None where the course has not sourced it.
-    Used by the tensor-parallel all-reduce of chapter 6 (ch-serving-engines)."""
+    Used by the tensor-parallel all-reduce of ch-serving-engines."""
 
     @property
     def dtypes(self) -> list[str]:
@@ -41,7 +41,7 @@ class Chip:
         return self.dense_flops_per_s[dtype]
 
     def ridge_point_flops_per_byte(self, dtype: str) -> float:
-        """Ridge point = peak FLOP/s / memory bytes/s (FLOP per byte). Chapter 4 uses it."""
+        """Ridge point = peak FLOP/s / memory bytes/s (FLOP per byte). Used in ch-roofline."""
         return self.peak_flops_per_s(dtype) / self.memory_bytes_per_s
 
 

@@ -6,7 +6,7 @@ float64) and on any number of leading axes, so the same code serves prefill
 a PyTorch ``Linear``: shape ``(out_features, in_features)``, applied as
 ``x @ w.T``.
 
-Introduced in chapter 1 (ch-prefill-decode).
+Introduced in ch-prefill-decode.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def rms_norm(x: np.ndarray, weight: np.ndarray, eps: float) -> np.ndarray:
 
     x: (..., d_model); weight: (d_model,) -> (..., d_model).
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     mean_square = np.mean(np.square(x), axis=-1, keepdims=True)
     return x * (1.0 / np.sqrt(mean_square + eps)) * weight
@@ -38,7 +38,7 @@ def rope_cos_sin(
     Angles are computed in float64 and only then cast, so float32 models get
     the correctly rounded values.
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     require_positive_int("head_dim", head_dim)
     require_divisible("head_dim", head_dim, "the RoPE pair size", 2)
@@ -54,7 +54,7 @@ def rope_tables(
 
     Row p is rope_cos_sin(p, head_dim, theta): angle[p, i] = p * theta ** (-2 i / head_dim).
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     require_positive_int("max_seq_len", max_seq_len)
     return rope_cos_sin(np.arange(max_seq_len), head_dim, theta, dtype)
@@ -67,7 +67,7 @@ def apply_rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     out[:half] = x1 * cos - x2 * sin; out[half:] = x2 * cos + x1 * sin
     (the "rotate half" layout used by Llama checkpoints).
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     half = x.shape[-1] // 2
     x1 = x[..., :half]
@@ -78,7 +78,7 @@ def apply_rope(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
 def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """Softmax along ``axis``: exp(x - max) / sum(exp(x - max)); -inf entries get probability 0.
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     shifted = x - np.max(x, axis=axis, keepdims=True)
     weights = np.exp(shifted)
@@ -93,7 +93,7 @@ def linear(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
     rows; numpy would otherwise call BLAS once per leading index and read the
     whole weight each time (batch times the memory traffic in decode).
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     rows = x.reshape(-1, x.shape[-1])
     return (rows @ weight.T).reshape(*x.shape[:-1], weight.shape[0])
@@ -102,7 +102,7 @@ def linear(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
 def silu(x: np.ndarray) -> np.ndarray:
     """SiLU activation: x * sigmoid(x) = x * (1 + tanh(x / 2)) / 2.
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     # The tanh form is exact and never overflows, unlike 1 / (1 + exp(-x)) for x << 0.
     return x * (0.5 + 0.5 * np.tanh(0.5 * x))
@@ -113,7 +113,7 @@ def swiglu_ffn(x: np.ndarray, w_gate: np.ndarray, w_up: np.ndarray, w_down: np.n
 
     x: (..., d_model); w_gate, w_up: (ffn_dim, d_model); w_down: (d_model, ffn_dim) -> (..., d_model).
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     return linear(silu(linear(x, w_gate)) * linear(x, w_up), w_down)
 
@@ -124,7 +124,7 @@ def swiglu_ffn_fused(x: np.ndarray, w_gate_up: np.ndarray, w_down: np.ndarray) -
     x: (..., d_model); w_gate_up: (2 * ffn_dim, d_model), gate rows first; w_down: (d_model, ffn_dim).
     Same result as swiglu_ffn(x, w_gate_up[:ffn_dim], w_gate_up[ffn_dim:], w_down).
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     ffn_dim = w_down.shape[1]
     gate_up = linear(x, w_gate_up)

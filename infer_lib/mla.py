@@ -47,7 +47,7 @@ class MLAConfig:
     RoPE part of the key is a single vector per token shared by all heads.
     q_lora_rank, if set, sends queries through a low-rank bottleneck too.
 
-    Introduced in chapter 3 (ch-kv-cache).
+    Introduced in ch-kv-cache.
     """
 
     d_model: int
@@ -73,7 +73,7 @@ class MLAConfig:
     def qk_head_dim(self) -> int:
         """Width of one head's query and key: qk_nope_head_dim + qk_rope_head_dim.
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         return self.qk_nope_head_dim + self.qk_rope_head_dim
 
@@ -81,7 +81,7 @@ class MLAConfig:
     def kv_values_per_token(self) -> int:
         """Numbers one token adds to this layer's cache: kv_lora_rank + qk_rope_head_dim.
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         return self.kv_lora_rank + self.qk_rope_head_dim
 
@@ -98,7 +98,7 @@ class MLAWeights:
     wkv_up: (H * (dn + dv), kv_lora_rank), per head its key rows (dn) then its value rows (dv);
     wo: (D, H * dv). dn, dr, dv = qk_nope_head_dim, qk_rope_head_dim, v_head_dim.
 
-    Introduced in chapter 3 (ch-kv-cache).
+    Introduced in ch-kv-cache.
     """
 
     wkv_down: np.ndarray
@@ -114,7 +114,7 @@ class MLAWeights:
 def random_mla_weights(config: MLAConfig, seed: int, dtype: Any = np.float64) -> MLAWeights:
     """Seeded random weights for an MLA layer (same seed -> same weights); norm weights are 1.
 
-    Introduced in chapter 3 (ch-kv-cache).
+    Introduced in ch-kv-cache.
     """
     require_non_negative_int("seed", seed)
     rng = np.random.default_rng(seed)
@@ -137,7 +137,7 @@ def random_mla_weights(config: MLAConfig, seed: int, dtype: Any = np.float64) ->
 def mla_weight_shapes(config: MLAConfig) -> dict[str, tuple[int, ...]]:
     """Shape of every weight array of an MLA layer for ``config`` (names as in MLAWeights; unused ones absent).
 
-    Introduced in chapter 3 (ch-kv-cache).
+    Introduced in ch-kv-cache.
     """
     c = config
     shapes: dict[str, tuple[int, ...]] = {
@@ -169,7 +169,7 @@ class MultiHeadLatentAttention:
     Scores are scaled by 1 / sqrt(dn + dr), the width of the key it stands for.
     RoPE uses the course's rotate-half layout (DeepSeek's checkpoints interleave pairs).
 
-    Introduced in chapter 3 (ch-kv-cache).
+    Introduced in ch-kv-cache.
     """
 
     def __init__(self, config: MLAConfig, weights: MLAWeights) -> None:
@@ -189,7 +189,7 @@ class MultiHeadLatentAttention:
     def new_cache(self, batch_size: int, max_tokens: int) -> LatentKVCache:
         """An empty cache of max_tokens slots per sequence: latents (B, max_tokens, r) and RoPE keys (B, max_tokens, dr).
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         c = self.config
         return LatentKVCache(batch_size, max_tokens, c.kv_lora_rank, c.qk_rope_head_dim, self.dtype)
@@ -197,7 +197,7 @@ class MultiHeadLatentAttention:
     def _queries(self, x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per-head query parts of x (B, S, D): q_nope (B, S, H, dn) and q_rope (B, S, H, dr), RoPE applied.
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         c, w = self.config, self.weights
         if c.q_lora_rank is None:
@@ -211,7 +211,7 @@ class MultiHeadLatentAttention:
     def compress(self, x: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """What the cache stores for hidden states x (B, S, D) at positions (B, S): latent (B, S, r), k_rope (B, S, dr).
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         c = self.config
         kv = linear(x, self.weights.wkv_down)
@@ -227,7 +227,7 @@ class MultiHeadLatentAttention:
         Same contract as GroupedQueryAttention.prefill: x (B, S, D) right-padded,
         prompt_lens (B,) or None, each prompt continues at cache.lengths[b], padding rows are 0.
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         c = self.config
         x = np.asarray(x)
@@ -258,7 +258,7 @@ class MultiHeadLatentAttention:
     def decode(self, x: np.ndarray, cache: LatentKVCache) -> np.ndarray:
         """One decode step: x (B, 1, D) -> (B, 1, D); the token's latent and RoPE key join the cache.
 
-        Introduced in chapter 3 (ch-kv-cache).
+        Introduced in ch-kv-cache.
         """
         x = np.asarray(x)
         if x.ndim != 3 or x.shape[1] != 1:

@@ -1,6 +1,6 @@
 """Choosing the next token from logits: greedy and temperature sampling.
 
-Introduced in chapter 1 (ch-prefill-decode).
+Introduced in ch-prefill-decode.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from infer_lib.checks import require_positive_number
 def _check_logits(logits: np.ndarray) -> np.ndarray:
     """logits as an array, after checking it is (vocab_size,) or (batch, vocab_size).
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     logits = np.asarray(logits)
     if logits.ndim not in (1, 2) or logits.shape[-1] == 0:
@@ -28,7 +28,7 @@ def greedy(logits: np.ndarray) -> np.ndarray | int:
 
     logits (vocab_size,) -> int; logits (batch, vocab_size) -> int64 array (batch,).
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     logits = _check_logits(logits)
     token_ids = np.argmax(logits, axis=-1).astype(np.int64)
@@ -38,7 +38,7 @@ def greedy(logits: np.ndarray) -> np.ndarray | int:
 def softmax_probs(logits: np.ndarray, temperature: float) -> np.ndarray:
     """Next-token probabilities softmax(logits / temperature) over the last axis, float64.
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     temperature = require_positive_number("temperature", temperature)
     logits = _check_logits(logits)
@@ -55,7 +55,7 @@ def sample(logits: np.ndarray, temperature: float, rng: np.random.Generator) -> 
     one independent draw per row. Uses exactly one uniform number per row from
     ``rng``, so the same seed gives the same tokens.
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     if not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be a numpy.random.Generator (np.random.default_rng(seed)), got {type(rng).__name__}.")

@@ -3,7 +3,7 @@
 Works with any configuration that has ``d_model``, ``num_heads``,
 ``num_kv_heads``, ``head_dim``, ``ffn_dim`` and ``vocab_size`` (a real model's
 ``ModelConfig`` or the tiny model's ``TransformerConfig``). Introduced in
-chapter 1 (ch-prefill-decode).
+ch-prefill-decode.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ The measurements time the model alone (``time.perf_counter`` around one
 ``prefill`` or one ``decode`` call), with no tokenizer and no sampling, so
 they are the lower bound of what a serving loop would see.
 
-Introduced in chapter 1 (ch-prefill-decode).
+Introduced in ch-prefill-decode.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ _TOKEN_SEED = 0  # which token ids are timed does not matter; a fixed seed keeps
 def _random_token_ids(model: Transformer, num_tokens: int) -> list[int]:
     """num_tokens seeded random token ids of the model's vocabulary.
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     rng = np.random.default_rng(_TOKEN_SEED)
     return [int(token_id) for token_id in rng.integers(0, model.config.vocab_size, num_tokens)]
@@ -38,7 +38,7 @@ def measure_prefill_s(model: Transformer, prompt_len: int, repeats: int = 5) -> 
     One untimed warm-up run comes first, so one-off costs (first touch of the
     cache memory, BLAS thread start) do not count.
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     require_positive_int("prompt_len", prompt_len)
     require_positive_int("repeats", repeats)
@@ -62,7 +62,7 @@ def measure_decode_step_s(model: Transformer, context_len: int, repeats: int = 5
 
     Best of ``repeats``, after one untimed warm-up step (see measure_prefill_s).
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     require_non_negative_int("context_len", context_len)
     require_positive_int("repeats", repeats)
@@ -95,7 +95,7 @@ class AffineFit:
     ``xs`` are token counts and ``ys`` times in seconds; intercept is in seconds and
     slope in seconds per token. Both are >= 0 (see fit_affine).
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
 
     intercept: float
@@ -106,14 +106,14 @@ class AffineFit:
     def predict(self, x: float) -> float:
         """The line's value at x: intercept + slope * x.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         return self.intercept + self.slope * x
 
     def relative_residuals(self) -> np.ndarray:
         """(fitted - measured) / measured at every measured point, as fractions (0.1 = the fit is 10% high).
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         x = np.asarray(self.xs, dtype=np.float64)
         y = np.asarray(self.ys, dtype=np.float64)
@@ -122,7 +122,7 @@ class AffineFit:
     def worst_relative_residual(self) -> float:
         """Largest ``|fitted - measured| / measured`` over the measured points, as a fraction.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         return float(np.max(np.abs(self.relative_residuals())))
 
@@ -139,7 +139,7 @@ def fit_affine(x_field: str, xs: Sequence[float], y_field: str, ys: Sequence[flo
     the free solution when it is non-negative, otherwise the better of the two
     boundary lines (intercept = 0, or slope = 0).
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     x = np.asarray(xs, dtype=np.float64)
     y = np.asarray(ys, dtype=np.float64)
@@ -176,7 +176,7 @@ class LatencyModel:
     the measured points and their residuals) when the model was fitted with
     fit_latency_model; a model written by hand has none.
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
 
     ttft_base_s: float  # a
@@ -189,7 +189,7 @@ class LatencyModel:
     def ttft_s(self, prompt_len: int) -> float:
         """Predicted time to first token in seconds: a + b * prompt_len.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         require_positive_int("prompt_len", prompt_len)
         return self.ttft_base_s + self.ttft_per_prompt_token_s * prompt_len
@@ -197,7 +197,7 @@ class LatencyModel:
     def tpot_s(self, context_len: int) -> float:
         """Predicted time of one decode step in seconds with context_len tokens cached: c0 + d * context_len.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         require_non_negative_int("context_len", context_len)
         return self.tpot_base_s + self.tpot_per_context_token_s * context_len
@@ -208,9 +208,9 @@ class LatencyModel:
         Token 0 comes out of prefill at TTFT(n); token k (k = 1 .. m - 1) one decode
         step later, a step that runs with n + k - 1 tokens cached:
         t_0 = TTFT(n),  t_k = t_{k-1} + TPOT(n + k - 1),  n = prompt_len, m = output_len.
-        The timeline figure and every end-to-end number of chapter 1 come from here.
+        The timeline figure and every end-to-end number of ch-prefill-decode come from here.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         require_positive_int("prompt_len", prompt_len)
         require_positive_int("output_len", output_len)
@@ -226,7 +226,7 @@ class LatencyModel:
             total = TTFT(n) + sum_{k=1}^{m-1} TPOT(n + k - 1)
                   = a + b n + (m - 1) c0 + d ((m - 1) n + (m - 1)(m - 2) / 2),  n = prompt_len, m = output_len.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         require_positive_int("prompt_len", prompt_len)
         require_positive_int("output_len", output_len)
@@ -240,7 +240,7 @@ class LatencyModel:
         TPOT grows with the cache, so this is the average over the request's decode
         steps; with it, E2E = TTFT + (N - 1) * TPOT holds exactly.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         require_positive_int("output_len", output_len)
         if output_len < 2:
@@ -261,7 +261,7 @@ def fit_latency_model(
     residuals, a, b, c0, d >= 0); both fits travel with the model, so a page can
     show the residuals next to any prediction.
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     ttft_fit = fit_affine("prompt_lens", prompt_lens, "prefill_s", prefill_s)
     tpot_fit = fit_affine("context_lens", context_lens, "decode_step_s", decode_step_s)

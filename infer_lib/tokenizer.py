@@ -9,7 +9,7 @@ Unknown words are an error (not a silent ``<unk>``): a prompt with a word the
 model never saw would give meaningless output, and the error tells the reader
 which word to change.
 
-Introduced in chapter 1 (ch-prefill-decode).
+Introduced in ch-prefill-decode.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def split_words(text: str) -> list[str]:
 
     ``"Is tomato a fruit?"`` -> ``["Is", "tomato", "a", "fruit", "?"]``.
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     return _TOKEN_PATTERN.findall(text)
 
@@ -44,7 +44,7 @@ class Tokenizer:
 
     Id 0 is always ``<eos>``; the other ids follow the order of ``tokens``.
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
 
     def __init__(self, tokens: Sequence[str]) -> None:
@@ -65,7 +65,7 @@ class Tokenizer:
         Sorting makes the ids independent of line order, so rebuilding from the
         same corpus always gives the same ids.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         words = {word for line in lines for word in split_words(line)}
         words.discard(EOS_TOKEN)
@@ -74,7 +74,7 @@ class Tokenizer:
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text``; raises ValueError naming the first unknown word.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         token_ids = []
         for word in split_words(text):
@@ -91,7 +91,7 @@ class Tokenizer:
     def token(self, token_id: int) -> str:
         """The text of one token id.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         token_id = int(token_id)
         if not 0 <= token_id < self.vocab_size:
@@ -104,7 +104,7 @@ class Tokenizer:
         ``<eos>`` is kept as the text ``"<eos>"`` so the reader sees where the
         model stopped; drop it from ``token_ids`` first to hide it.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         text = ""
         for token_id in token_ids:
@@ -117,7 +117,7 @@ class Tokenizer:
     def save(self, path: str) -> None:
         """Write the vocabulary as a JSON list of tokens (index = id).
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         with open(path, "w", encoding="utf-8") as file:
             json.dump(self._tokens, file, indent=0, ensure_ascii=False)
@@ -127,7 +127,7 @@ class Tokenizer:
 def load_tokenizer() -> Tokenizer:
     """The tokenizer of the shipped tiny model, read from ``infer_lib/data/vocab.json``.
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     text = resources.files("infer_lib").joinpath("data", "vocab.json").read_text(encoding="utf-8")
     return Tokenizer(json.loads(text))

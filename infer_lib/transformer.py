@@ -21,7 +21,7 @@ blocks live in ``infer_lib.layers``, the attention product and its mask in
 ``infer_lib.attention``, and the KV cache (``KVCache``, importable from here
 too) in ``infer_lib.cache``.
 
-Introduced in chapter 1 (ch-prefill-decode).
+Introduced in ch-prefill-decode.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from infer_lib.tokenizer import Tokenizer, load_tokenizer
 class TransformerConfig:
     """Sizes of a Llama-style decoder (counts of tokens, heads, features).
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
 
     vocab_size: int
@@ -78,7 +78,7 @@ class TransformerConfig:
     def head_dim(self) -> int:
         """Features per attention head: d_model // num_heads.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         return self.d_model // self.num_heads
 
@@ -86,7 +86,7 @@ class TransformerConfig:
     def qkv_dim(self) -> int:
         """Output features of the fused q, k, v projection: (num_heads + 2 * num_kv_heads) * head_dim.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         return (self.num_heads + 2 * self.num_kv_heads) * self.head_dim
 
@@ -119,7 +119,7 @@ class LayerWeights:
     w_gate_up: (2 * ffn_dim, d_model), gate rows then up rows
     w_down: (d_model, ffn_dim)
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
 
     attn_norm: np.ndarray
@@ -134,7 +134,7 @@ class LayerWeights:
 class TransformerWeights:
     """All weights of the decoder: embedding (vocab_size, d_model), layers, final_norm (d_model,), lm_head (vocab_size, d_model).
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
 
     embedding: np.ndarray
@@ -145,7 +145,7 @@ class TransformerWeights:
     def named_arrays(self) -> dict[str, np.ndarray]:
         """Every array under a flat name such as ``layers.0.wqkv`` (the keys of the .npz file).
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         arrays = {"embedding": self.embedding, "final_norm": self.final_norm, "lm_head": self.lm_head}
         for index, layer in enumerate(self.layers):
@@ -157,7 +157,7 @@ class TransformerWeights:
 def asdict_shallow(layer: LayerWeights) -> dict[str, np.ndarray]:
     """The fields of a LayerWeights as a dict, without copying arrays (dataclasses.asdict deep-copies).
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     return {name: getattr(layer, name) for name in LayerWeights.__dataclass_fields__}
 
@@ -165,7 +165,7 @@ def asdict_shallow(layer: LayerWeights) -> dict[str, np.ndarray]:
 def expected_shapes(config: TransformerConfig) -> dict[str, tuple[int, ...]]:
     """Shape of every named weight array for ``config`` (keys as in TransformerWeights.named_arrays).
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     c = config
     shapes: dict[str, tuple[int, ...]] = {
@@ -189,7 +189,7 @@ def expected_shapes(config: TransformerConfig) -> dict[str, tuple[int, ...]]:
 class Transformer:
     """A Llama-style decoder with a KV cache: prefill, decode, and an uncached forward reference.
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
 
     def __init__(self, config: TransformerConfig, weights: TransformerWeights) -> None:
@@ -214,14 +214,14 @@ class Transformer:
     def weight_bytes(self) -> int:
         """Bytes of all weight arrays.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         return sum(array.nbytes for array in self.weights.named_arrays().values())
 
     def new_cache(self, batch_size: int = 1) -> KVCache:
         """An empty KV cache for ``batch_size`` sequences of up to max_seq_len tokens.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         require_positive_int("batch_size", batch_size)
         c = self.config
@@ -237,7 +237,7 @@ class Transformer:
     def _check_token_ids(self, field_name: str, token_ids: np.ndarray) -> None:
         """Raise unless token_ids are integers in [0, vocab_size).
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         if not np.issubdtype(token_ids.dtype, np.integer):
             raise TypeError(f"{field_name} must be integer token ids, got dtype {token_ids.dtype}.")
@@ -252,7 +252,7 @@ class Transformer:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Project x (batch, seq, d_model) to q (batch, seq, num_heads, head_dim) and k, v (batch, seq, num_kv_heads, head_dim), RoPE on q and k.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         c = self.config
         batch, seq = x.shape[:2]
@@ -283,7 +283,7 @@ class Transformer:
 
         attended: (batch, num_heads, seq, head_dim), the attention result.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         batch, _, seq, _ = attended.shape
         merged = attended.transpose(0, 2, 1, 3).reshape(batch, seq, -1)
@@ -293,7 +293,7 @@ class Transformer:
     def _logits(self, x: np.ndarray) -> np.ndarray:
         """Logits (..., vocab_size) of hidden states x (..., d_model): final RMSNorm then LM head.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         return linear(rms_norm(x, self.weights.final_norm, self.config.norm_eps), self.weights.lm_head)
 
@@ -305,7 +305,7 @@ class Transformer:
         token_ids: (batch, seq) ints, all sequences of the same length starting at position 0.
         This is the reference that prefill + decode must reproduce.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         token_ids = np.asarray(token_ids)
         if token_ids.ndim != 2 or token_ids.shape[1] == 0:
@@ -333,7 +333,7 @@ class Transformer:
         Each prompt continues its sequence: it starts at position cache.lengths[b].
         Returns (batch, vocab_size) logits of each prompt's last token, in the weights' dtype.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         c = self.config
         if len(prompts) != cache.batch_size:
@@ -383,7 +383,7 @@ class Transformer:
 
         token_ids: (batch,) ints, batch = cache.batch_size. Logits are in the weights' dtype.
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         c = self.config
         token_ids = np.asarray(token_ids)
@@ -418,7 +418,7 @@ class Transformer:
     def save(self, path: str) -> None:
         """Write config and weights to one .npz file (no pickles: the config is a JSON string).
 
-        Introduced in chapter 1 (ch-prefill-decode).
+        Introduced in ch-prefill-decode.
         """
         np.savez(path, config_json=np.array(json.dumps(asdict(self.config))), **self.weights.named_arrays())
 
@@ -426,7 +426,7 @@ class Transformer:
 def load_transformer(path: Any, dtype: Any = None) -> Transformer:
     """Read a Transformer written by Transformer.save; ``dtype`` casts the weights (None keeps them).
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     with np.load(path, allow_pickle=False) as data:
         config = TransformerConfig(**json.loads(str(data["config_json"])))
@@ -448,7 +448,7 @@ def load_tiny_model(dtype: Any = np.float32) -> tuple[Transformer, Tokenizer]:
 
     Weights are stored in float32; pass ``dtype=np.float64`` for a float64 copy.
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     with resources.as_file(resources.files("infer_lib").joinpath("data", "tiny_model.npz")) as path:
         model = load_transformer(path, dtype=dtype)
@@ -461,7 +461,7 @@ def random_transformer(config: TransformerConfig, seed: int, dtype: Any = np.flo
     Matrices are normal with std 1/sqrt(in_features) so activations keep unit
     scale; the embedding is standard normal; norm weights are 1.
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     require_non_negative_int("seed", seed)
     dtype = np.dtype(dtype)

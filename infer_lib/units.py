@@ -1,7 +1,7 @@
 """Units used across the book: decimal and binary byte multiples, and time.
 
 Decimal units (GB, TB) follow datasheets; binary units (KiB, GiB) follow memory
-allocators. The book always says which one it uses. Introduced in chapter 1.
+allocators. The book always says which one it uses. Introduced in ch-prefill-decode.
 """
 
 KB = 1e3

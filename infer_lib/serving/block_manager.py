@@ -15,7 +15,7 @@ to 1) instead of recomputing it, unless it was evicted first by being allocated
 to someone else. Several requests can hold one block; its reference count says how
 many. A 64-bit Python hash stands for the content; a collision is assumed away.
 
-Introduced in chapter 6 (ch-serving-engines).
+Introduced in ch-serving-engines.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ DEFAULT_BLOCK_SIZE = 16
 class AllocStatus(enum.Enum):
     """Whether an allocation can happen: now (OK), after other requests free blocks (LATER), or never.
 
-    Introduced in chapter 6 (ch-serving-engines).
+    Introduced in ch-serving-engines.
     """
 
     OK = "ok"
@@ -51,7 +51,7 @@ def num_kv_blocks(model: ModelConfig, chip: Chip, block_size: int = DEFAULT_BLOC
     A block holds ``block_size`` tokens of every layer (``kv_bytes_per_token`` each;
     sliding-window layers keep all their tokens too, as vLLM's original block manager
     did). ``gpu_memory_utilization`` is the share of memory the engine may use
-    (vLLM's default 0.9); activations are not counted. Introduced in chapter 6 (ch-serving-engines).
+    (vLLM's default 0.9); activations are not counted. Introduced in ch-serving-engines.
     """
     require_positive_int("block_size", block_size)
     t = require_positive_int("tensor_parallel_size", tensor_parallel_size)
@@ -71,7 +71,7 @@ def block_hashes(token_ids: Sequence[int], block_size: int, parent_hash: int = 0
     """Hash of every full block of ``token_ids``: hash((previous block's hash, this block's tokens)).
 
     Chaining the previous hash in makes equal hashes mean equal prefixes, not just
-    equal blocks. Introduced in chapter 6 (ch-serving-engines).
+    equal blocks. Introduced in ch-serving-engines.
     """
     hashes = []
     for start in range(0, len(token_ids) - block_size + 1, block_size):
@@ -85,7 +85,7 @@ class BlockManager:
 
     ``free_block_order`` lists the physical block ids in the order they will be handed
     out (default 0, 1, 2, ...), so a chapter can reproduce a figure's allocation.
-    Introduced in chapter 6 (ch-serving-engines).
+    Introduced in ch-serving-engines.
     """
 
     def __init__(self, num_blocks: int, block_size: int = DEFAULT_BLOCK_SIZE, *,

@@ -3,7 +3,7 @@
 ``SchedulerConfig`` says how steps are formed (batching mode, limits, policies,
 preemption); ``CacheConfig`` says how the KV cache is laid out (paged blocks or
 worst-case reservations, block size, prefix caching, memory share, swap link).
-Introduced in chapter 6 (ch-serving-engines).
+Introduced in ch-serving-engines.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class SchedulerConfig:
       orders the step's budget (see ``policies``).
     - ``preemption_mode``: one of :data:`PREEMPTION_MODES` (static batching: recompute only).
 
-    Introduced in chapter 6 (ch-serving-engines).
+    Introduced in ch-serving-engines.
     """
 
     batching: str = "chunked"
@@ -96,7 +96,7 @@ class CacheConfig:
     - ``swap_bytes_per_s``: host link bandwidth one way, needed by ``preemption_mode='swap'``.
     - ``free_block_order``: the order physical blocks are handed out (default 0, 1, 2, ...).
 
-    Introduced in chapter 6 (ch-serving-engines).
+    Introduced in ch-serving-engines.
     """
 
     kv_allocation: str = "paged"

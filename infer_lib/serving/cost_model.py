@@ -27,8 +27,8 @@ bytes from every chip, each way of its links at half the quoted (two-way) NVLink
 figure. The all-reduce is not overlapped with the rest of the step.
 
 Everything ``infer_lib.roofline`` assumes holds here too: a lower bound at peak
-rates. Introduced in chapter 5 (ch-batching); used by the simulator of chapter 6
-(ch-serving-engines).
+rates. Introduced in ch-batching; used by the simulator of
+ch-serving-engines.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class StepCostModel:
     ``tensor_parallel_size`` chips share each step; ``step_overhead_s`` is a fixed time
     added to every step (scheduling, kernel launches; 0 by default, so the step time is
     the pure roofline bound). Byte sizes are per stored value (2 for BF16).
-    Introduced in chapter 5 (ch-batching).
+    Introduced in ch-batching.
     """
 
     def __init__(self, model: ModelConfig, chip: Chip, *, tensor_parallel_size: int = 1,
@@ -210,7 +210,7 @@ class StepCostModel:
         :meth:`decode_step_base` plus terms linear in the two sums of cached tokens, because the
         simulator evaluates it for every decode round.
 
-        Introduced in chapter 5 (ch-batching).
+        Introduced in ch-batching.
         """
         flops_base, bytes_base, extra_s = self.decode_step_base(num_decodes)
         c = self.decode_coefficients
@@ -245,7 +245,7 @@ class StepCostModel:
                     chunks: Iterable[tuple[int, int, bool]] = ()) -> float:
         """Seconds of a step of decodes and prefill chunks (0 for an empty step).
 
-        Introduced in chapter 5 (ch-batching).
+        Introduced in ch-batching.
         """
         flops, num_bytes, num_tokens = self.step_flops_and_bytes(num_decodes, context_tokens_sum,
                                                                  window_context_tokens_sum, chunks)
@@ -257,7 +257,7 @@ class StepCostModel:
         """Seconds of a step given request by request as (new tokens, cached tokens, samples a token).
 
         The general form a reader writes first; the simulator uses the sums of
-        :meth:`step_time_s`. Introduced in chapter 5 (ch-batching).
+        :meth:`step_time_s`. Introduced in ch-batching.
         """
         entries = list(batch)
         for index, (new_tokens, cached_tokens, _sample) in enumerate(entries):

@@ -14,7 +14,7 @@ advance and kept apart:
   before the round runs and phase 1 after it.
 
 A request's own counts are written back when it leaves (finished or preempted).
-Introduced in chapter 6 (ch-serving-engines).
+Introduced in ch-serving-engines.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ class DecodeRounds:
     """Sums over the decoding requests, their block buckets and round events, and the round counter.
 
     The sums hold before the current round (``round``) runs. ``log`` receives the gaps
-    between tokens. Introduced in chapter 6 (ch-serving-engines).
+    between tokens. Introduced in ch-serving-engines.
     """
 
     def __init__(self, block_size: int, paged: bool, sliding_window: int | None, log: StepLog):

@@ -7,7 +7,7 @@ on both axes; an SLO of at least X tokens/s per user is a vertical line, and the
 best configuration for it is the highest point to its right.
 
 All functions but :func:`sweep` are pure functions on lists of points.
-Introduced in chapter 5 (ch-batching).
+Introduced in ch-batching.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from infer_lib.serving.request import Request
 class FrontierPoint:
     """One configuration's (interactivity, throughput per GPU), with a label and its settings.
 
-    Introduced in chapter 5 (ch-batching).
+    Introduced in ch-batching.
     """
 
     interactivity_tokens_per_s: float
@@ -41,7 +41,7 @@ class FrontierPoint:
 def pareto_frontier(points: Iterable[FrontierPoint]) -> list[FrontierPoint]:
     """Points not dominated by another (at least as good on both axes, better on one), by rising interactivity.
 
-    Introduced in chapter 5 (ch-batching).
+    Introduced in ch-batching.
     """
     candidates = [point for point in points if not (math.isnan(point.interactivity_tokens_per_s)
                                                     or math.isnan(point.throughput_tokens_per_s_per_gpu))]
@@ -59,7 +59,7 @@ def best_throughput_at_slo(points: Iterable[FrontierPoint], min_interactivity_to
                            ) -> FrontierPoint | None:
     """The highest-throughput point with interactivity >= the SLO line (None if no point meets it).
 
-    Introduced in chapter 5 (ch-batching).
+    Introduced in ch-batching.
     """
     require_positive_number("min_interactivity_tokens_per_s", min_interactivity_tokens_per_s)
     meeting = [point for point in points if point.interactivity_tokens_per_s >= min_interactivity_tokens_per_s]
@@ -73,7 +73,7 @@ def sweep(requests: Sequence[Request], model: ModelConfig, chip: Chip, settings:
     A settings dict may hold ``max_num_seqs``, ``max_num_batched_tokens`` and ``batching``
     (replacing those of ``scheduler``), the engine's ``tensor_parallel_size``,
     ``step_overhead_s``, ``bytes_per_param``, ``bytes_per_kv_value`` and ``dtype`` (number
-    formats: FP8 weights are ``bytes_per_param=1, dtype="fp8"``), and an optional ``label``. Introduced in chapter 5 (ch-batching).
+    formats: FP8 weights are ``bytes_per_param=1, dtype="fp8"``), and an optional ``label``. Introduced in ch-batching.
     """
     base = SchedulerConfig() if scheduler is None else scheduler
     scheduler_keys = ("max_num_seqs", "max_num_batched_tokens", "batching")

@@ -16,7 +16,7 @@
 
 Percentiles here are "inverted CDF": p99 is the smallest value with at least 99% of
 the values at or below it (numpy's ``method="inverted_cdf"``); token-weighted for TBT.
-Introduced in chapter 5 (ch-batching); KV waste in chapter 6 (ch-serving-engines).
+Introduced in ch-batching; KV waste in ch-serving-engines.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from infer_lib.checks import require_positive_number
 def weighted_percentiles(values: Sequence[float], weights: Sequence[float], qs: Sequence[float]) -> list[float]:
     """For each q in ``qs``: the smallest value v with sum(weights of values <= v) >= q% of all weight.
 
-    NaN when there is no value. Introduced in chapter 5 (ch-batching).
+    NaN when there is no value. Introduced in ch-batching.
     """
     if any(not 0 <= q <= 100 for q in qs):
         raise ValueError(f"percentiles are in [0, 100], got {list(qs)}.")
@@ -53,12 +53,12 @@ def weighted_percentiles(values: Sequence[float], weights: Sequence[float], qs: 
 
 
 def weighted_percentile(values: Sequence[float], weights: Sequence[float], q: float) -> float:
-    """One weighted percentile (see :func:`weighted_percentiles`). Introduced in chapter 5 (ch-batching)."""
+    """One weighted percentile (see :func:`weighted_percentiles`). Introduced in ch-batching."""
     return weighted_percentiles(values, weights, [q])[0]
 
 
 def percentile(values: Sequence[float], q: float) -> float:
-    """Inverted-CDF percentile of ``values`` (NaN for none). Introduced in chapter 5 (ch-batching)."""
+    """Inverted-CDF percentile of ``values`` (NaN for none). Introduced in ch-batching."""
     return weighted_percentile(values, np.ones(len(values)), q)
 
 
@@ -66,7 +66,7 @@ def percentile(values: Sequence[float], q: float) -> float:
 class Percentiles:
     """p50, p90, p99 and the mean of a quantity (NaN when there is no value).
 
-    Introduced in chapter 5 (ch-batching).
+    Introduced in ch-batching.
     """
 
     p50: float
@@ -87,7 +87,7 @@ class Percentiles:
 class SLO:
     """A service-level objective: first token within ``ttft_s``, then at most ``tpot_s`` per token.
 
-    Introduced in chapter 5 (ch-batching).
+    Introduced in ch-batching.
     """
 
     ttft_s: float
@@ -107,7 +107,7 @@ class SLO:
 class RequestRecord:
     """What happened to one request, in seconds from the start of the trace.
 
-    Introduced in chapter 6 (ch-serving-engines).
+    Introduced in ch-serving-engines.
     """
 
     request_id: Hashable
@@ -158,7 +158,7 @@ class StepLog:
     """What the engine notes while it runs: token gaps, KV use per step, and optional step and event records.
 
     Kept compact (two numbers per decode round for the token gaps, running sums for the
-    KV); per-step records and events only when asked for. Introduced in chapter 6 (ch-serving-engines).
+    KV); per-step records and events only when asked for. Introduced in ch-serving-engines.
     """
 
     def __init__(self, record_steps: bool = False, record_events: bool = False):
@@ -198,7 +198,7 @@ class StepRecord:
 
     ``chunks``: (request id, new tokens) of prefill-phase requests; ``decoding``: ids of the
     requests that fed one decode token; ``block_tables``: (request id, physical blocks) of the
-    running requests when the cache is paged. Introduced in chapter 6 (ch-serving-engines).
+    running requests when the cache is paged. Introduced in ch-serving-engines.
     """
 
     start_s: float
@@ -237,7 +237,7 @@ class Summary:
     - token counts: prompt tokens computed and served by the prefix cache, decode tokens
       fed (first time), tokens recomputed after preemptions, output tokens sampled.
 
-    Introduced in chapter 5 (ch-batching).
+    Introduced in ch-batching.
     """
 
     num_requests: int
@@ -270,7 +270,7 @@ class Summary:
 
 
 def goodput_requests_per_s(records: Sequence[RequestRecord], slo: SLO, duration_s: float) -> float:
-    """Requests meeting ``slo`` per second of ``duration_s``. Introduced in chapter 5 (ch-batching)."""
+    """Requests meeting ``slo`` per second of ``duration_s``. Introduced in ch-batching."""
     require_positive_number("duration_s", duration_s)
     return sum(1 for record in records if record.meets(slo)) / duration_s
 
@@ -279,7 +279,7 @@ def summarize(records: Sequence[RequestRecord], log: StepLog, *, num_gpus: int, 
               counters: dict[str, float], slo: SLO | None = None) -> Summary:
     """The :class:`Summary` of a run from its request records, its step log and the scheduler's counters.
 
-    Introduced in chapter 5 (ch-batching).
+    Introduced in ch-batching.
     """
     if not records:
         raise ValueError("no finished request to summarise.")

@@ -12,7 +12,7 @@ Two kinds, each named for its rule:
   every decode waits).
 
 A new policy is a small subclass: a queue policy returns a sort key, a step
-priority sets one flag. Introduced in chapter 6 (ch-serving-engines).
+priority sets one flag. Introduced in ch-serving-engines.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from infer_lib.serving.request import Request
 class QueuePolicy:
     """Orders waiting requests by :meth:`waiting_key` (smallest first); preempts the largest key.
 
-    Introduced in chapter 6 (ch-serving-engines).
+    Introduced in ch-serving-engines.
     """
 
     name = "queue policy"
@@ -53,7 +53,7 @@ class QueuePolicy:
 class FCFS(QueuePolicy):
     """First come, first served: earliest arrival first; the latest arrival is preempted first.
 
-    Introduced in chapter 6 (ch-serving-engines).
+    Introduced in ch-serving-engines.
     """
 
     name = "FCFS"
@@ -66,7 +66,7 @@ class FCFS(QueuePolicy):
 class ShortestPromptFirst(QueuePolicy):
     """Shortest prompt first (ties by arrival): cheap prefills jump the queue, long ones may starve.
 
-    Introduced in chapter 6 (ch-serving-engines).
+    Introduced in ch-serving-engines.
     """
 
     name = "ShortestPromptFirst"
@@ -79,7 +79,7 @@ class ShortestPromptFirst(QueuePolicy):
 class StepPriority:
     """Who gets a step's token budget first: running decodes (``decodes_first``) or prefills.
 
-    Introduced in chapter 6 (ch-serving-engines).
+    Introduced in ch-serving-engines.
     """
 
     name = "step priority"
@@ -93,7 +93,7 @@ class DecodeFirst(StepPriority):
     """Running decodes, then remaining chunks of started prefills, then new prefills (Sarathi-Serve).
 
     Decodes never wait for a prefill, so time between tokens stays short.
-    Introduced in chapter 6 (ch-serving-engines).
+    Introduced in ch-serving-engines.
     """
 
     name = "DecodeFirst"
@@ -104,7 +104,7 @@ class PrefillFirst(StepPriority):
     """Prefills first; a step that runs a prefill runs no decode (vLLM before chunked prefill).
 
     New requests get their first token sooner; every running request stalls meanwhile.
-    Introduced in chapter 6 (ch-serving-engines).
+    Introduced in ch-serving-engines.
     """
 
     name = "PrefillFirst"

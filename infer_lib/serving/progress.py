@@ -1,6 +1,6 @@
 """A plain text progress bar on stderr for long simulations; silent unless asked for and on a terminal.
 
-Introduced in chapter 6 (ch-serving-engines).
+Introduced in ch-serving-engines.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import TextIO
 class ProgressBar:
     """``[#####.....]  50%  5000/10000 requests`` redrawn in place at most every ``min_interval_s``.
 
-    Draws nothing unless ``enabled`` and ``stream`` is a terminal. Introduced in chapter 6 (ch-serving-engines).
+    Draws nothing unless ``enabled`` and ``stream`` is a terminal. Introduced in ch-serving-engines.
     """
 
     def __init__(self, total: int, *, enabled: bool = False, stream: TextIO | None = None,

@@ -13,7 +13,7 @@ Life cycle (vLLM's ``RequestStatus``)::
                   |
                   +-> PREEMPTED -> WAITING -> RUNNING -> ...
 
-Introduced in chapter 6 (ch-serving-engines).
+Introduced in ch-serving-engines.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from infer_lib.serving.block_manager import block_hashes
 class RequestStatus(enum.Enum):
     """Where a request is: in the waiting queue, in the running batch, evicted this step, or done.
 
-    Introduced in chapter 6 (ch-serving-engines).
+    Introduced in ch-serving-engines.
     """
 
     WAITING = "waiting"
@@ -46,7 +46,7 @@ class Request:
     prefix caching: give ``prompt_token_ids``, or say that its first
     ``num_shared_prefix_tokens`` tokens are the shared prefix ``shared_prefix_id``
     (a system prompt, an agent's tool definitions); other prompts share nothing.
-    Introduced in chapter 6 (ch-serving-engines).
+    Introduced in ch-serving-engines.
     """
 
     __slots__ = (

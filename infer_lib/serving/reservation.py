@@ -7,7 +7,7 @@ tokens that will never be generated because the answer ends early. Counting in
 tokens, as here, leaves out the external fragmentation between regions, so the
 waste it shows is a lower bound for a real contiguous allocator.
 
-Introduced in chapter 6 (ch-serving-engines), as the baseline PagedAttention improves on.
+Introduced in ch-serving-engines, as the baseline PagedAttention improves on.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from infer_lib.checks import require_positive_int
 class ContiguousReservation:
     """A KV cache of ``capacity_tokens`` token slots handed out as one worst-case region per request.
 
-    Introduced in chapter 6 (ch-serving-engines).
+    Introduced in ch-serving-engines.
     """
 
     def __init__(self, capacity_tokens: int):

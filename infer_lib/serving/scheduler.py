@@ -28,7 +28,7 @@ one token per decode round, so ``decode_rounds`` keeps them as sums and a step's
 does not grow with the batch. When a step holds decodes only, the engine runs the
 next rounds in a row (:meth:`Scheduler.run_decode_rounds`).
 
-Introduced in chapter 6 (ch-serving-engines).
+Introduced in ch-serving-engines.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class SchedulerOutput:
     a sliding layer reads) being ``num_decodes``, ``context_tokens_sum`` and
     ``window_context_tokens_sum``; ``swap_bytes``: KV bytes copied to or from host
     memory; ``num_preempted``: requests preempted while forming the step.
-    Introduced in chapter 6 (ch-serving-engines).
+    Introduced in ch-serving-engines.
     """
 
     __slots__ = ("chunks", "runs_decodes", "num_decodes", "context_tokens_sum", "window_context_tokens_sum",
@@ -84,7 +84,7 @@ class Scheduler:
     :class:`~infer_lib.serving.reservation.ContiguousReservation`;
     ``sliding_window`` is the model's window if it has sliding layers (else None);
     ``kv_bytes_per_token`` sizes swaps; ``max_model_len`` sizes worst-case reservations.
-    Introduced in chapter 6 (ch-serving-engines).
+    Introduced in ch-serving-engines.
     """
 
     def __init__(self, config: SchedulerConfig, cache_config: CacheConfig,

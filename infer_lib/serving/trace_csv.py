@@ -5,7 +5,7 @@ One row per request with the columns ``request_id,arrived_at_s,num_prefill_token
 own trace files name the arrival column ``arrived_at`` and have no ``request_id``;
 both load too (ids then count rows from 0). Other columns are ignored.
 
-Introduced in chapter 6 (ch-serving-engines).
+Introduced in ch-serving-engines.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ CSV_COLUMNS = ("request_id", "arrived_at_s", "num_prefill_tokens", "num_decode_t
 def save_trace_csv(requests: Iterable[Request], path: str | Path) -> None:
     """Write requests to ``path`` with :data:`CSV_COLUMNS` (arrival times to full float precision).
 
-    Introduced in chapter 6 (ch-serving-engines).
+    Introduced in ch-serving-engines.
     """
     with open(path, "w", newline="", encoding="utf-8") as file:
         writer = csv.writer(file)
@@ -37,7 +37,7 @@ def save_trace_csv(requests: Iterable[Request], path: str | Path) -> None:
 def load_trace_csv(path: str | Path) -> list[Request]:
     """Requests from a trace CSV; a bad file raises ValueError naming the row and the column.
 
-    Introduced in chapter 6 (ch-serving-engines).
+    Introduced in ch-serving-engines.
     """
     path = Path(path)
     if not path.is_file():

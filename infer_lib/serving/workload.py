@@ -11,7 +11,7 @@ token counts in chat traffic: most answers short, a long tail of long ones.
 The shapes in :data:`WORKLOAD_SHAPES` are illustrative, chosen to show the
 behaviour of each kind of traffic, not fitted to a published trace.
 
-Introduced in chapter 5 (ch-batching).
+Introduced in ch-batching.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ ARRIVAL_PROCESSES = ("poisson", "bursty")
 def poisson_arrival_times_s(num_requests: int, rate_per_s: float, rng: np.random.Generator) -> np.ndarray:
     """Arrival times (s) of a Poisson process of ``rate_per_s``: cumulative sums of exponential gaps of mean 1/rate.
 
-    Introduced in chapter 5 (ch-batching).
+    Introduced in ch-batching.
     """
     require_positive_int("num_requests", num_requests)
     rate = require_positive_number("rate_per_s", rate_per_s)
@@ -43,7 +43,7 @@ def bursty_arrival_times_s(num_requests: int, rate_per_s: float, burstiness_cv: 
     """Arrival times (s) with gamma gaps of mean 1/rate and coefficient of variation ``burstiness_cv``.
 
     Gamma shape k = 1/cv^2, scale = 1/(rate k): cv = 1 is Poisson, cv > 1 clumps requests.
-    Introduced in chapter 5 (ch-batching).
+    Introduced in ch-batching.
     """
     require_positive_int("num_requests", num_requests)
     rate = require_positive_number("rate_per_s", rate_per_s)
@@ -58,7 +58,7 @@ class LengthDistribution:
     (median ``median_tokens``, log-space spread ``sigma``, clipped to low..high).
 
     Build one with :func:`fixed_lengths`, :func:`uniform_lengths` or :func:`lognormal_lengths`.
-    Introduced in chapter 5 (ch-batching).
+    Introduced in ch-batching.
     """
 
     kind: str
@@ -87,13 +87,13 @@ class LengthDistribution:
 
 
 def fixed_lengths(tokens: int) -> LengthDistribution:
-    """Every request has ``tokens`` tokens. Introduced in chapter 5 (ch-batching)."""
+    """Every request has ``tokens`` tokens. Introduced in ch-batching."""
     require_positive_int("tokens", tokens)
     return LengthDistribution("fixed", tokens, tokens)
 
 
 def uniform_lengths(low: int, high: int) -> LengthDistribution:
-    """Lengths uniform on low..high. Introduced in chapter 5 (ch-batching)."""
+    """Lengths uniform on low..high. Introduced in ch-batching."""
     require_positive_int("low", low)
     require_positive_int("high", high)
     if high < low:
@@ -104,7 +104,7 @@ def uniform_lengths(low: int, high: int) -> LengthDistribution:
 def lognormal_lengths(median_tokens: float, sigma: float, low: int = 1, high: int = 32768) -> LengthDistribution:
     """Log-normal lengths: exp(normal(log median, sigma)), rounded and clipped to low..high.
 
-    Introduced in chapter 5 (ch-batching).
+    Introduced in ch-batching.
     """
     require_positive_number("median_tokens", median_tokens)
     require_positive_number("sigma", sigma)
@@ -125,7 +125,7 @@ def _lengths(name: str, value: int | LengthDistribution) -> LengthDistribution:
 
 def arrival_times_s(num_requests: int, rate_per_s: float, rng: np.random.Generator, *,
                     arrivals: str = "poisson", burstiness_cv: float = 2.0) -> np.ndarray:
-    """Arrival times of ``arrivals`` (one of :data:`ARRIVAL_PROCESSES`). Introduced in chapter 5 (ch-batching)."""
+    """Arrival times of ``arrivals`` (one of :data:`ARRIVAL_PROCESSES`). Introduced in ch-batching."""
     require_choice("arrivals", arrivals, ARRIVAL_PROCESSES)
     if arrivals == "poisson":
         return poisson_arrival_times_s(num_requests, rate_per_s, rng)
@@ -138,7 +138,7 @@ def make_requests(num_requests: int, arrival_rate_per_s: float, prompt_tokens: i
     """``num_requests`` requests with ids 0.. : arrival times, then prompt lengths, then output lengths.
 
     ``max_tokens`` (the client's output limit, for worst-case reservations) applies to every
-    request; the output lengths must not exceed it. Introduced in chapter 5 (ch-batching).
+    request; the output lengths must not exceed it. Introduced in ch-batching.
     """
     require_non_negative_int("seed", seed)
     rng = np.random.default_rng(seed)
@@ -156,7 +156,7 @@ def shared_prefix_requests(num_requests: int, arrival_rate_per_s: float, *, num_
     """Agent-like traffic: each request starts with one of ``num_prefixes`` long shared prefixes
     (a system prompt with tool definitions, ``prefix_tokens`` long), picked uniformly, then its own suffix.
 
-    Introduced in chapter 6 (ch-serving-engines).
+    Introduced in ch-serving-engines.
     """
     require_non_negative_int("seed", seed)
     require_positive_int("num_prefixes", num_prefixes)
@@ -182,7 +182,7 @@ WORKLOAD_SHAPES: dict[str, tuple[LengthDistribution, LengthDistribution]] = {
 
 def workload_requests(shape: str, num_requests: int, arrival_rate_per_s: float, *, seed: int = 0,
                       arrivals: str = "poisson", burstiness_cv: float = 2.0) -> list[Request]:
-    """Requests of one of the :data:`WORKLOAD_SHAPES`. Introduced in chapter 5 (ch-batching)."""
+    """Requests of one of the :data:`WORKLOAD_SHAPES`. Introduced in ch-batching."""
     require_choice("workload shape", shape, WORKLOAD_SHAPES)
     prompts, outputs = WORKLOAD_SHAPES[shape]
     return make_requests(num_requests, arrival_rate_per_s, prompts, outputs, seed=seed, arrivals=arrivals,
@@ -194,7 +194,7 @@ def agent_requests(num_requests: int, arrival_rate_per_s: float, *, seed: int = 
     """Illustrative agent traffic: 4 shared prefixes of 6,000 tokens (tool definitions), a log-normal
     suffix (median 800) and a short log-normal answer (median 150).
 
-    Introduced in chapter 6 (ch-serving-engines).
+    Introduced in ch-serving-engines.
     """
     return shared_prefix_requests(num_requests, arrival_rate_per_s, num_prefixes=num_prefixes,
                                   prefix_tokens=prefix_tokens, suffix_tokens=lognormal_lengths(800, 0.8, 1, 16000),
