@@ -2,23 +2,36 @@
 
 Each module holds one concept and is readable top to bottom:
 
-- ``units``       -- byte and time units used across the book
-- ``checks``      -- input validation that names the bad field and the allowed values
-- ``models``      -- transformer configurations of real models, each field sourced; ``from_hf_config``
-- ``hardware``    -- accelerator datasheet numbers, each with its source
-- ``accounting``  -- parameters by part (dense, MoE, MLA), bytes of weights and of the KV cache
-- ``costs``       -- FLOPs and bytes of every operation of a prefill or decode step
-- ``roofline``    -- attainable FLOP/s, ridge points, step-time lower bounds
-- ``cpu_roofline`` -- this machine's matmul FLOP/s and memory bandwidth, measured with numpy
-- ``tokenizer``   -- the word-level tokenizer of the course's tiny model
-- ``layers``      -- RMSNorm, RoPE, softmax, linear, SwiGLU: the numpy model's building blocks
-- ``attention``   -- MHA/GQA/MQA, sliding-window and MLA attention layers, each with prefill and decode
-- ``cache``       -- dense per-sequence KV caches: the model's, and one per attention variant
-- ``transformer`` -- a numpy Llama-style decoder that really runs prefill and decode
-- ``sampling``    -- greedy and temperature sampling
-- ``timing``      -- TTFT and TPOT measured on the reader's machine
-- ``plots``       -- pure plotting functions that draw on a matplotlib ``Axes``
-- ``widgets``     -- thin ipywidgets wrappers that make sliders work on a static page
+- ``units``         -- byte and time units used across the book
+- ``checks``        -- input validation that names the bad field and the allowed values
+- ``published``     -- published figures the book quotes (prices, papers' results, podcast claims), each sourced
+- ``economics``     -- growth factors and the demand-supply gap computed from those figures
+- ``models``        -- transformer configurations of real models, each field sourced; ``from_hf_config``
+- ``hardware``      -- accelerator datasheet numbers, each with its source
+- ``accounting``    -- parameters by part (dense, MoE, MLA), bytes of weights and of the KV cache
+- ``shapes``        -- array shapes inside one prefill or decode step
+- ``costs``         -- FLOPs and bytes of every operation of a prefill or decode step
+- ``roofline``      -- attainable FLOP/s, ridge points, step-time lower bounds
+- ``cpu_roofline``  -- this machine's matmul FLOP/s and memory bandwidth, measured with numpy
+- ``tokenizer``     -- the word-level tokenizer of the course's tiny model
+- ``layers``        -- RMSNorm, RoPE, softmax, linear, SwiGLU: the numpy model's building blocks
+- ``attention``     -- MHA/GQA/MQA and sliding-window attention layers, each with prefill and decode
+- ``mla``           -- DeepSeek's multi-head latent attention, a layer that caches one latent per token
+- ``cache``         -- dense per-sequence KV caches: the model's, and one per attention variant
+- ``transformer``   -- a numpy Llama-style decoder that really runs prefill and decode
+- ``sampling``      -- greedy and temperature sampling
+- ``timing``        -- TTFT and TPOT measured on the reader's machine
+- ``serving``       -- a discrete-event simulator of a serving engine, one concept per module:
+  ``workload``, ``trace_csv``, ``request``, ``block_manager``, ``reservation``, ``policies``,
+  ``config``, ``scheduler``, ``decode_rounds``, ``cost_model``, ``engine``, ``metrics``,
+  ``frontier``, ``analysis`` (a run's step log read back), ``progress`` (a terminal progress bar)
+- ``plotting``      -- pure plotting functions that draw on a matplotlib ``Axes``, by concept:
+  ``style``, ``schematics``, ``grids``, ``timelines``, ``roofline``, ``memory``,
+  ``model_internals``, ``curves``
+- ``plots``, ``plots_serving`` -- the names of ``plotting`` under the paths earlier notebooks import
+- ``widgets``       -- thin ipywidgets wrappers that make sliders work on a static page
+- ``images``        -- figures as page-ready image bytes: PNG frames, exact palettes, lossless WebP
+- ``glue``          -- ``glue_value``: a computed number handed to the page's prose
 """
 
 from infer_lib.accounting import kv_cache_bytes, num_active_params, num_params
