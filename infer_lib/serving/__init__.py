@@ -16,7 +16,7 @@ Modules, each one concept:
 - ``metrics``       -- TTFT, TPOT, TBT, throughput, goodput, KV waste
 - ``frontier``      -- interactivity vs throughput points, Pareto frontier, SLO line
 
-Introduced in chapter 5 (ch-batching) and chapter 6 (ch-serving-engines).
+Introduced in ch-batching and ch-serving-engines.
 """
 
 from infer_lib.serving.block_manager import DEFAULT_BLOCK_SIZE, AllocStatus, BlockManager, block_hashes, num_kv_blocks
