@@ -23,8 +23,10 @@ Each module holds one concept and is readable top to bottom:
 - ``timing``        -- TTFT and TPOT measured on the reader's machine
 - ``serving``       -- a discrete-event simulator of a serving engine, one concept per module:
   ``workload``, ``trace_csv``, ``request``, ``block_manager``, ``reservation``, ``policies``,
-  ``config``, ``scheduler``, ``decode_rounds``, ``cost_model``, ``engine``, ``metrics``,
-  ``frontier``, ``analysis`` (a run's step log read back), ``progress`` (a terminal progress bar)
+  ``config``, ``scheduler``, ``decode_rounds``, ``cost_model``, ``instance`` (one model replica),
+  ``router`` (which instance an arrival goes to), ``event_loop`` (one clock for the instances),
+  ``engine`` (``simulate``), ``metrics``, ``frontier``, ``analysis`` (a run's step log read back),
+  ``progress`` (a terminal progress bar)
 - ``plotting``      -- pure plotting functions that draw on a matplotlib ``Axes``, by concept:
   ``style``, ``schematics``, ``grids``, ``timelines``, ``roofline``, ``memory``,
   ``model_internals``, ``curves``
