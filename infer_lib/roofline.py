@@ -14,7 +14,7 @@ for an H100 SXM); one chip, or a group of chips that share the work perfectly
 max of compute and memory time for the whole step, as if every operation
 overlapped perfectly with every other. Real kernels reach 50-80% of either roof.
 
-Introduced in chapter 1 (ch-prefill-decode) as two bounds; developed in chapter 4 (ch-roofline).
+Introduced in ch-prefill-decode as two bounds; developed in ch-roofline.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from infer_lib.accounting import kv_bytes_per_token, num_active_params, weight_bytes
-from infer_lib.checks import require_positive_number
+from infer_lib.checks import require_positive_int, require_positive_number
 from infer_lib.costs import Operation, by_part, decode_operations, prefill_operations, sum_bytes, sum_flops
 from infer_lib.hardware import Chip
 from infer_lib.models import ModelConfig
@@ -32,7 +32,7 @@ from infer_lib.models import ModelConfig
 def attainable_flops_per_s(chip: Chip, intensity_flops_per_byte: float, dtype: str = "bf16") -> float:
     """Attainable FLOP/s at an arithmetic intensity: min(peak FLOP/s, intensity x bandwidth).
 
-    Introduced in chapter 4 (ch-roofline).
+    Introduced in ch-roofline.
     """
     require_positive_number("intensity_flops_per_byte", intensity_flops_per_byte)
     return min(chip.peak_flops_per_s(dtype), intensity_flops_per_byte * chip.memory_bytes_per_s)
@@ -98,12 +98,50 @@ def estimate_step(operations: Sequence[Operation], chip: Chip, dtype: str = "bf1
                         memory_s=memory_time_s(num_bytes, chip), operations=tuple(operations))
 
 
+def operation_time_s(flops: float, num_bytes: float, peak_flops_per_s: float, memory_bytes_per_s: float) -> float:
+    """Roofline time of one operation on its own, in seconds: the lower bound of a step made of that operation alone.
+
+    That is :attr:`StepEstimate.time_s`, max(compute time, memory time), on a processor
+    given by its peak FLOP/s and memory bandwidth rather than a datasheet :class:`Chip`, so
+    a roofline measured on the reader's machine (``infer_lib.cpu_roofline``) times
+    operations the same way. Introduced in ch-roofline.
+    """
+    require_positive_number("peak_flops_per_s", peak_flops_per_s)
+    require_positive_number("memory_bytes_per_s", memory_bytes_per_s)
+    if flops < 0 or num_bytes < 0:
+        raise ValueError(f"flops and num_bytes must be >= 0, got {flops!r} and {num_bytes!r}.")
+    alone = StepEstimate(flops=flops, bytes=num_bytes, compute_s=flops / peak_flops_per_s,
+                         memory_s=num_bytes / memory_bytes_per_s, operations=())
+    return alone.time_s
+
+
+def overlapped_schedule(load_s: float, math_s: float, num_tiles: int) -> list[tuple[float, float, float, float]]:
+    """(load start, load end, math start, math end) in seconds for each tile of a kernel whose loads overlap its math.
+
+    Tile i is loaded right after tile i - 1 (the memory never waits for the math:
+    there are enough buffers), and its math starts once it is loaded and the math
+    of tile i - 1 is done. The kernel ends at num_tiles * max(load, math) + min(load, math):
+    why a kernel, and a step, takes about the slower of its two times rather than their sum.
+    Introduced in ch-roofline.
+    """
+    require_positive_number("load_s", load_s)
+    require_positive_number("math_s", math_s)
+    require_positive_int("num_tiles", num_tiles)
+    schedule, math_end = [], 0.0
+    for tile in range(num_tiles):
+        load_start, load_end = tile * load_s, (tile + 1) * load_s
+        math_start = max(load_end, math_end)
+        math_end = math_start + math_s
+        schedule.append((load_start, load_end, math_start, math_end))
+    return schedule
+
+
 def estimate_decode_step(model: ModelConfig, chip: Chip, batch_size: int, context_tokens: int,
                          bytes_per_param: float = 2, bytes_per_kv_value: float = 2,
                          dtype: str = "bf16") -> StepEstimate:
     """Roofline estimate of one decode step of ``batch_size`` sequences with ``context_tokens`` cached each.
 
-    Introduced in chapter 4 (ch-roofline).
+    Introduced in ch-roofline.
     """
     ops = decode_operations(model, batch_size, context_tokens, bytes_per_param=bytes_per_param,
                             bytes_per_kv_value=bytes_per_kv_value)
@@ -115,7 +153,7 @@ def estimate_prefill(model: ModelConfig, chip: Chip, prompt_tokens: int, batch_s
                      dtype: str = "bf16") -> StepEstimate:
     """Roofline estimate of the prefill of ``batch_size`` prompts of ``prompt_tokens`` tokens.
 
-    Introduced in chapter 4 (ch-roofline).
+    Introduced in ch-roofline.
     """
     ops = prefill_operations(model, prompt_tokens, batch_size, bytes_per_param=bytes_per_param,
                              bytes_per_kv_value=bytes_per_kv_value)
@@ -129,7 +167,7 @@ def decode_step_time_s(model: ModelConfig, chip: Chip, batch_size: int, context_
     the step uses, the KV it reads and writes, and the attention FLOPs.
 
     For an MoE model at batch > 1 the expert bytes are an expectation under random routing.
-    Introduced in chapter 1 (ch-prefill-decode); explained in chapter 4 (ch-roofline).
+    Introduced in ch-prefill-decode; explained in ch-roofline.
     """
     return estimate_decode_step(model, chip, batch_size, context_tokens, bytes_per_param,
                                 bytes_per_kv_value, dtype).time_s
@@ -140,7 +178,7 @@ def prefill_time_s(model: ModelConfig, chip: Chip, prompt_tokens: int, batch_siz
     """Lower bound on a prefill in seconds: max(compute time, memory time), causal attention
     FLOPs included and the LM head on the last position only.
 
-    Introduced in chapter 1 (ch-prefill-decode); explained in chapter 4 (ch-roofline).
+    Introduced in ch-prefill-decode; explained in ch-roofline.
     """
     return estimate_prefill(model, chip, prompt_tokens, batch_size, bytes_per_param,
                             bytes_per_kv_value, dtype).time_s
@@ -159,7 +197,7 @@ def weights_only_decode_time_s(model: ModelConfig, chip: Chip, bytes_per_param: 
     """Weights-only bound on a decode step at batch 1: :func:`decode_weight_bytes` / bandwidth.
 
     Leaves out the KV cache the step reads, so it holds only while the context is short:
-    :func:`decode_step_time_s` counts both. Introduced in chapter 1 (ch-prefill-decode).
+    :func:`decode_step_time_s` counts both. Introduced in ch-prefill-decode.
     """
     return memory_time_s(decode_weight_bytes(model, bytes_per_param), chip)
 
@@ -171,7 +209,7 @@ def critical_batch_size(chip: Chip, dtype: str = "bf16", bytes_per_param: float 
     bytes: intensity 2·B / bytes_per_param. It reaches the ridge point at
     B = ridge x bytes_per_param / 2 (295 sequences for BF16 on an H100). Attention and the
     KV are not included: they add bytes without reuse, so the whole step turns
-    compute-bound later, if ever. Introduced in chapter 4 (ch-roofline).
+    compute-bound later, if ever. Introduced in ch-roofline.
     """
     require_positive_number("bytes_per_param", bytes_per_param)
     return chip.ridge_point_flops_per_byte(dtype) * bytes_per_param / 2
@@ -184,7 +222,7 @@ def kv_tokens_matching_weights(model: ModelConfig, bytes_per_param: float = 2,
 
     Past this many tokens in the batch's caches, the KV outweighs the weights. Uses the
     full-context rate of every layer (``accounting.kv_bytes_per_token``).
-    Introduced in chapter 4 (ch-roofline).
+    Introduced in ch-roofline.
     """
     return weight_bytes(model, bytes_per_param) / kv_bytes_per_token(model, bytes_per_kv_value)
 

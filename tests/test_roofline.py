@@ -3,6 +3,7 @@
 import pytest
 
 import infer_lib as il
+from infer_lib.costs import decode_operations
 from infer_lib.hardware import CHIPS, Chip, get_chip
 from infer_lib.models import MODELS, get_model
 from infer_lib.roofline import (
@@ -12,8 +13,11 @@ from infer_lib.roofline import (
     decode_weight_bytes,
     estimate_decode_step,
     estimate_prefill,
+    estimate_step,
     kv_tokens_matching_weights,
     memory_time_s,
+    operation_time_s,
+    overlapped_schedule,
     ridge_point_flops_per_byte,
     weights_only_decode_time_s,
 )
@@ -118,3 +122,64 @@ def test_bad_inputs():
         attainable_flops_per_s(H100, 0)
     with pytest.raises(ValueError, match="fp4"):
         critical_batch_size(H100, "fp4")
+
+
+# ---------------------------------------------------------------- one operation on its own; a kernel's overlap
+
+
+def test_an_operation_alone_takes_the_slower_of_its_compute_and_memory_times():
+    # A matrix-vector product, 1 FLOP/byte: 2e9 bytes at 4 TB/s = 0.5 ms beats 2e9 FLOPs at 1 PFLOP/s = 2 us.
+    assert operation_time_s(2e9, 2e9, 1e15, 4e12) == pytest.approx(0.5e-3)
+    # A matmul at 400 FLOP/byte: 4e11 FLOPs at 1 PFLOP/s = 0.4 ms beats 1e9 bytes at 4 TB/s = 0.25 ms.
+    assert operation_time_s(4e11, 1e9, 1e15, 4e12) == pytest.approx(0.4e-3)
+    assert operation_time_s(0.0, 8e3, 1e15, 4e12) == pytest.approx(2e-9)   # a gather: bytes only
+
+
+@pytest.mark.parametrize("batch_size", [1, 512])
+def test_each_operation_of_a_step_is_timed_as_a_step_of_that_operation_alone_on_the_chip(batch_size):
+    peak, bandwidth = H100.peak_flops_per_s("bf16"), H100.memory_bytes_per_s
+    operations = decode_operations(LLAMA_8B, batch_size, 4096)
+    for op in operations:
+        assert operation_time_s(op.flops, op.bytes, peak, bandwidth) == pytest.approx(estimate_step([op], H100).time_s)
+    # Alone, each operation waits for its own slower roof, so their sum is at least the whole step's bound.
+    alone_s = sum(operation_time_s(op.flops, op.bytes, peak, bandwidth) for op in operations)
+    assert alone_s >= estimate_step(operations, H100).time_s
+
+
+def test_operation_time_rejects_a_roof_of_zero_and_negative_work():
+    with pytest.raises(ValueError, match="peak_flops_per_s"):
+        operation_time_s(1.0, 1.0, 0.0, 1e12)
+    with pytest.raises(ValueError, match="memory_bytes_per_s"):
+        operation_time_s(1.0, 1.0, 1e12, -1.0)
+    with pytest.raises(ValueError, match="num_bytes"):
+        operation_time_s(1.0, -1.0, 1e12, 1e12)
+
+
+@pytest.mark.parametrize("load_s, math_s, expected_end_s", [
+    (3.0, 1.0, 4 * 3.0 + 1.0),   # memory-bound: the loads run back to back, the last tile's math trails
+    (1.0, 3.0, 1.0 + 4 * 3.0),   # compute-bound: the first load leads, then the math runs back to back
+])
+def test_overlapped_schedule_ends_at_tiles_times_the_slower_plus_the_faster(load_s, math_s, expected_end_s):
+    schedule = overlapped_schedule(load_s, math_s, num_tiles=4)
+    assert schedule[-1][3] == pytest.approx(expected_end_s)
+    serial_s = 4 * (load_s + math_s)
+    assert schedule[-1][3] < serial_s
+    for load_start, load_end, math_start, math_end in schedule:
+        assert load_end - load_start == pytest.approx(load_s) and math_end - math_start == pytest.approx(math_s)
+        assert math_start >= load_end   # no math on a tile before it has arrived
+
+
+def test_overlapped_schedule_tends_to_the_roofline_bound_as_tiles_grow():
+    # Per tile the kernel costs max(load, math) once the pipeline is full: the roofline's max, not the sum.
+    load_s, math_s = 2.0, 0.5
+    per_tile_s = [overlapped_schedule(load_s, math_s, tiles)[-1][3] / tiles for tiles in (1, 10, 1000)]
+    assert per_tile_s[0] == pytest.approx(load_s + math_s)
+    assert per_tile_s[-1] == pytest.approx(max(load_s, math_s), rel=1e-3)
+    assert per_tile_s == sorted(per_tile_s, reverse=True)
+
+
+def test_overlapped_schedule_rejects_bad_input():
+    with pytest.raises(ValueError, match="load_s"):
+        overlapped_schedule(0.0, 1.0, 3)
+    with pytest.raises(TypeError, match="num_tiles"):
+        overlapped_schedule(1.0, 1.0, 2.5)
