@@ -15,10 +15,12 @@ Modules, each one concept:
 - ``engine``        -- the event loop and ``simulate``
 - ``metrics``       -- TTFT, TPOT, TBT, throughput, goodput, KV waste
 - ``frontier``      -- interactivity vs throughput points, Pareto frontier, SLO line
+- ``analysis``      -- a run's step log read back: batch slots per step, a request's token times
 
 Introduced in ch-batching and ch-serving-engines.
 """
 
+from infer_lib.serving.analysis import batch_slot_occupancy, token_times_s
 from infer_lib.serving.block_manager import DEFAULT_BLOCK_SIZE, AllocStatus, BlockManager, block_hashes, num_kv_blocks
 from infer_lib.serving.config import CacheConfig, SchedulerConfig
 from infer_lib.serving.cost_model import StepCostModel
@@ -45,7 +47,7 @@ __all__ = [
     "DecodeFirst", "EventQueue", "FrontierPoint", "LengthDistribution", "Percentiles", "PrefillFirst", "QueuePolicy",
     "Request", "RequestRecord", "RequestStatus", "Scheduler", "SchedulerConfig", "SchedulerOutput",
     "ShortestPromptFirst", "SimulationResult", "StepCostModel", "StepLog", "StepPriority", "StepRecord", "Summary",
-    "agent_requests", "best_throughput_at_slo", "block_hashes", "fixed_lengths", "load_trace_csv",
-    "lognormal_lengths", "make_requests", "num_kv_blocks", "pareto_frontier", "percentile", "save_trace_csv",
-    "simulate", "sweep", "uniform_lengths", "workload_requests",
+    "agent_requests", "batch_slot_occupancy", "best_throughput_at_slo", "block_hashes", "fixed_lengths",
+    "load_trace_csv", "lognormal_lengths", "make_requests", "num_kv_blocks", "pareto_frontier", "percentile",
+    "save_trace_csv", "simulate", "sweep", "token_times_s", "uniform_lengths", "workload_requests",
 ]
