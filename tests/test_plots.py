@@ -1,21 +1,48 @@
-"""Chapter-1 plotting functions draw what their docstrings promise."""
+"""``infer_lib.plotting`` draws what its docstrings promise, and the names of the old plotting modules resolve."""
+
+import ast
+import importlib
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyBboxPatch, Rectangle
+from matplotlib.text import Annotation
 
-from infer_lib.plots import (
-    DECODE_COLOR,
-    PREFILL_COLOR,
-    draw_latency_vs_output_tokens,
-    draw_layer_stack,
-    draw_prefill_decode_grid,
-    draw_request_timeline,
+import infer_lib.plotting
+import infer_lib.roofline
+import infer_lib.serving.analysis
+from infer_lib.costs import Operation
+from infer_lib.plotting.curves import draw_latency_vs_output_tokens
+from infer_lib.plotting.grids import draw_prefill_decode_grid
+from infer_lib.plotting.model_internals import (
+    draw_attention_weights,
+    draw_layer_params_by_matrix,
+    draw_output_change_by_token,
+    draw_params_by_part,
+    draw_share_vs_ffn_width,
     draw_top_candidates,
+    draw_total_vs_active,
 )
+from infer_lib.plotting.roofline import draw_operations_on_roofline, draw_roofline, draw_step_breakdown
+from infer_lib.plotting.schematics import (
+    SCHEMATIC_LINE_COLOR,
+    draw_arrow,
+    draw_attention_head_flow,
+    draw_box,
+    draw_layer_stack,
+    draw_token_mixing,
+)
+from infer_lib.plotting.style import DECODE_COLOR, OKABE_ITO, PARAM_PART_COLORS, PREFILL_COLOR
+from infer_lib.plotting.timelines import draw_load_math_overlap, draw_request_timeline
 from infer_lib.timing import LatencyModel
 from infer_lib.tokenizer import Tokenizer
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def new_ax():
@@ -108,6 +135,74 @@ def test_layer_stack_runs_top_to_bottom_with_two_residual_adds():
     assert "× L layers" in texts_of(ax) and "token ids (B, S)" in texts_of(ax)
 
 
+def rendered(ax):
+    """Draw ``ax``'s figure once, so artists placed relative to others (arrows between boxes) have positions."""
+    FigureCanvasAgg(ax.figure).draw()
+    return ax
+
+
+def arrow_extent(annotation):
+    """The bounding box of an annotation's arrow, head included, in display units (pixels) as drawn."""
+    return annotation.arrow_patch.get_window_extent()
+
+
+def in_data(ax, extent):
+    """A display-unit bounding box in the axes' data units."""
+    return extent.transformed(ax.transData.inverted())
+
+
+def test_a_sized_box_has_its_size_its_gid_and_one_edge_colour():
+    ax = new_ax()
+    box = draw_box(ax, (2.0, 1.0), "hello", color="white", size=(3.0, 0.5))
+    assert (box.get_x(), box.get_y(), box.get_width(), box.get_height()) == pytest.approx((0.5, 0.75, 3.0, 0.5))
+    assert box.get_gid() == "hello" and [t.get_text() for t in ax.texts] == ["hello"]
+    assert to_hex(box.get_edgecolor()) == to_hex(SCHEMATIC_LINE_COLOR)
+    square = draw_box(ax, (0.0, 0.0), color="white", size=(1.0, 1.0), corner_radius=0, gid="square")
+    assert square.get_boxstyle().pad == 0 and square.get_gid() == "square"
+
+
+def test_a_fitted_box_grows_with_its_text():
+    ax = new_ax()
+    short = draw_box(ax, (0.5, 0.3), "(5, 16)", color="white")
+    long = draw_box(ax, (0.5, 0.6), "(8192, 16384)", color="white")
+    rendered(ax)
+    widths = [text.get_bbox_patch().get_window_extent().width for text in (short, long)]
+    assert widths[1] > widths[0]
+    for text in (short, long):   # the box encloses its text
+        assert text.get_bbox_patch().get_window_extent().width > text.get_window_extent().width
+
+
+def test_an_arrow_joins_the_bottom_of_one_box_to_the_top_of_the_next():
+    ax = new_ax()
+    ax.set_xlim(-2, 2)
+    ax.set_ylim(-2, 2)
+    upper = draw_box(ax, (0.0, 1.0), "upper", color="white", size=(1.0, 0.5))
+    lower = draw_box(ax, (0.0, -1.0), "lower", color="white", size=(1.0, 0.5))
+    draw_arrow(ax, upper, lower)
+    draw_arrow(ax, (-1.5, 0.0), (1.5, 0.0))
+    rendered(ax)
+    box_to_box, point_to_point = (in_data(ax, arrow_extent(a)) for a in arrows(ax))
+    # A sized box is padded by 0.02 data units around its nominal size: edges at 1 - 0.25 - 0.02 and -1 + 0.25 + 0.02.
+    # (The head's path stops short of its tip by about half its stroke, which reaches the edge when drawn.)
+    assert (box_to_box.y1, box_to_box.y0) == pytest.approx((0.73, -0.73), abs=0.03)
+    assert (box_to_box.x0 + box_to_box.x1) / 2 == pytest.approx(0.0, abs=0.01)   # from middle to middle
+    assert (point_to_point.x0, point_to_point.x1) == pytest.approx((-1.5, 1.5), abs=0.03)
+
+
+def test_attention_head_flow_arrows_run_from_the_bottom_of_a_box_to_the_top_of_another():
+    ax = new_ax()
+    draw_attention_head_flow(ax, num_tokens=5, d_model=64, head_dim=16, num_heads=4)
+    rendered(ax)
+    boxes = [text.get_bbox_patch().get_window_extent() for text in ax.texts if text.get_bbox_patch() is not None]
+    assert len(boxes) == 8
+    near = 7.0   # pixels: 5 points at 100 dpi, the space an arrow leaves around a box fitted to its text
+    for annotation in arrows(ax):
+        arrow = arrow_extent(annotation)
+        # Its top end at the bottom edge of one box, its bottom end at the top edge of another, both above it.
+        assert any(abs(box.y0 - arrow.y1) <= near and box.x0 <= arrow.x1 and arrow.x0 <= box.x1 for box in boxes)
+        assert any(abs(arrow.y0 - box.y1) <= near and box.x0 <= arrow.x1 and arrow.x0 <= box.x1 for box in boxes)
+
+
 def cells(ax):
     """Return (step, layer, token, kind) of every grid cell drawn by draw_prefill_decode_grid."""
     found = []
@@ -152,37 +247,7 @@ def test_prefill_decode_grid_with_no_decode_step_and_bad_input():
         draw_prefill_decode_grid(new_ax(), 3, -1)
 
 
-# ---------------------------------------------------------------- chapter 4: the roofline
-
-from infer_lib.costs import Operation  # noqa: E402
-from infer_lib.plots import (  # noqa: E402
-    draw_load_math_overlap,
-    draw_operations_on_roofline,
-    draw_roofline,
-    draw_step_breakdown,
-    overlapped_schedule,
-)
-
-
-@pytest.mark.parametrize("load_s, math_s, expected_end_s", [
-    (3.0, 1.0, 4 * 3.0 + 1.0),   # memory-bound: the loads run back to back, the last tile's math trails
-    (1.0, 3.0, 1.0 + 4 * 3.0),   # compute-bound: the first load leads, then the math runs back to back
-])
-def test_overlapped_schedule_ends_at_tiles_times_the_slower_plus_the_faster(load_s, math_s, expected_end_s):
-    schedule = overlapped_schedule(load_s, math_s, num_tiles=4)
-    assert schedule[-1][3] == pytest.approx(expected_end_s)
-    serial_s = 4 * (load_s + math_s)
-    assert schedule[-1][3] < serial_s
-    for load_start, load_end, math_start, math_end in schedule:
-        assert load_end - load_start == pytest.approx(load_s) and math_end - math_start == pytest.approx(math_s)
-        assert math_start >= load_end   # no math on a tile before it has arrived
-
-
-def test_overlapped_schedule_rejects_bad_input():
-    with pytest.raises(ValueError, match="load_s"):
-        overlapped_schedule(0.0, 1.0, 3)
-    with pytest.raises(TypeError, match="num_tiles"):
-        overlapped_schedule(1.0, 1.0, 2.5)
+# ---------------------------------------------------------------- the roofline and a kernel's timeline
 
 
 def test_load_math_overlap_draws_one_bar_per_tile_on_each_lane():
@@ -247,22 +312,7 @@ def test_step_breakdown_draws_two_bars_per_part_in_ms():
 
 
 
-# ---------------------------------------------------------------- chapter 2: attention and the FFN
-
-from matplotlib.colors import to_hex  # noqa: E402
-from matplotlib.text import Annotation  # noqa: E402
-
-from infer_lib.plots import (  # noqa: E402
-    PARAM_PART_COLORS,
-    draw_attention_head_flow,
-    draw_attention_weights,
-    draw_token_mixing,
-    draw_layer_params_by_matrix,
-    draw_output_change_by_token,
-    draw_params_by_part,
-    draw_share_vs_ffn_width,
-    draw_total_vs_active,
-)
+# ---------------------------------------------------------------- attention, the FFN and the parameters
 
 
 def arrows(ax):
@@ -388,12 +438,13 @@ def test_total_vs_active_draws_billions_on_a_log_axis_with_the_ratio():
 # ---------------------------------------------------------------- one colour-blind-safe palette
 
 #: Okabe and Ito's published RGB values ("Color Universal Design", 2008, fig. 16), written out here
-#: as integers so the hex codes in infer_lib.plots are checked against the source, not themselves.
+#: as integers so the hex codes in infer_lib.plotting.style are checked against the source, not themselves.
 OKABE_ITO_PUBLISHED_RGB = {
     "black": (0, 0, 0), "orange": (230, 159, 0), "sky_blue": (86, 180, 233), "bluish_green": (0, 158, 115),
     "yellow": (240, 228, 66), "blue": (0, 114, 178), "vermillion": (213, 94, 0), "reddish_purple": (204, 121, 167),
 }
-#: The assignments in infer_lib/plots.py that are the palette definition: the only place a colour code may appear.
+#: The assignments in infer_lib/plotting/style.py that are the palette definition: the only place a colour code may
+#: appear.
 PALETTE_DEFINITIONS = {"OKABE_ITO", "GREYS", "PALE_TINTS"}
 #: A string that is only a colour code: #rgb, #rrggbb or #rrggbbaa.
 HEX_COLOUR = r"#(?:[0-9A-Fa-f]{3}|[0-9A-Fa-f]{6}|[0-9A-Fa-f]{8})"
@@ -403,12 +454,9 @@ HUE_NAME = r"(?:tab:\w+|C\d|xkcd:[\w ]+|red|green|blue|orange|purple|yellow|cyan
 
 def hex_literals_outside_palette(path, source: str) -> list[str]:
     """Return ``file:line: literal`` for each string constant that is a hex colour, palette definitions excepted."""
-    import ast
-    import re
-
     tree = ast.parse(source)
     allowed: set[int] = set()
-    if path.name == "plots.py" and path.parent.name == "infer_lib":
+    if path.name == "style.py" and path.parent.name == "plotting":
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign) and any(
                 isinstance(target, ast.Name) and target.id in PALETTE_DEFINITIONS for target in node.targets
@@ -423,35 +471,99 @@ def hex_literals_outside_palette(path, source: str) -> list[str]:
 
 
 def test_okabe_ito_palette_matches_the_published_values():
-    from infer_lib.plots import OKABE_ITO
-
     as_rgb = {name: tuple(int(code[i:i + 2], 16) for i in (1, 3, 5)) for name, code in OKABE_ITO.items()}
     assert as_rgb == OKABE_ITO_PUBLISHED_RGB
 
 
 def test_hex_literal_detector_sees_a_literal_and_spares_the_palette(tmp_path):
-    from pathlib import Path
-
     source = 'OKABE_ITO = {"blue": "#0072B2"}\nOTHER = "#0072B2"\nTEXT = "#1 reason"\n'
-    assert hex_literals_outside_palette(Path("infer_lib/plots.py"), source) == ["plots.py:2: '#0072B2'"]
-    assert len(hex_literals_outside_palette(Path("infer_lib/plots_serving.py"), source)) == 2
+    assert hex_literals_outside_palette(Path("infer_lib/plotting/style.py"), source) == ["style.py:2: '#0072B2'"]
+    assert len(hex_literals_outside_palette(Path("infer_lib/plotting/curves.py"), source)) == 2
 
 
 def test_plot_colours_are_written_only_in_the_palette_definition():
-    """No colour code in infer_lib or the chapters' code except OKABE_ITO, GREYS and PALE_TINTS in infer_lib.plots."""
-    import re
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parents[1]
+    """No colour code in infer_lib or the chapters' code except OKABE_ITO, GREYS and PALE_TINTS in plotting.style."""
     problems: list[str] = []
-    for path in sorted((root / "infer_lib").rglob("*.py")):
+    for path in sorted((REPO_ROOT / "infer_lib").rglob("*.py")):
         problems += hex_literals_outside_palette(path, path.read_text(encoding="utf-8"))
     quoted_hex = re.compile(rf"""["']{HEX_COLOUR}["']""")
     hue_colour_argument = re.compile(rf"""colou?rs?\w*["']?\s*[=:]\s*["']{HUE_NAME}["']""", flags=re.IGNORECASE)
-    for path in sorted((root / "chapters").glob("*.md")) + sorted((root / "infer_lib").rglob("*.py")):
+    for path in sorted((REPO_ROOT / "chapters").glob("*.md")) + sorted((REPO_ROOT / "infer_lib").rglob("*.py")):
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             if path.suffix == ".md" and quoted_hex.search(line):
                 problems.append(f"{path.name}:{number}: {line.strip()}")
             if hue_colour_argument.search(line):
-                problems.append(f"{path.name}:{number}: named colour, use infer_lib.plots.OKABE_ITO: {line.strip()}")
-    assert not problems, "colours written outside infer_lib.plots' palette:\n" + "\n".join(problems)
+                problems.append(f"{path.name}:{number}: named colour, use plotting.style.OKABE_ITO: {line.strip()}")
+    assert not problems, "colours written outside infer_lib.plotting.style's palette:\n" + "\n".join(problems)
+
+
+# ---------------------------------------------------------------- the old modules, kept for existing notebooks
+
+#: Every public name infer_lib.plots and infer_lib.plots_serving offered when they were split by concept into
+#: infer_lib.plotting (the names they defined, and the palette names plots_serving took from plots): notebooks
+#: written before the split may use any of them.
+OLD_PUBLIC_NAMES = {
+    "infer_lib.plots": (
+        "ACCENT_COLOR", "DECODE_COLOR", "EMPTY_SLOT_COLOR", "FLOPS_UNITS", "GREYS", "LINE_COLORS", "LINE_STYLES",
+        "OKABE_ITO", "OVER_COLOR", "PALE_TINTS", "PARAM_PART_COLORS", "PARAM_PART_LABELS", "PREFILL_COLOR",
+        "READABLE_RC_PARAMS", "ROOFLINE_PART_LABELS", "ROOFLINE_PART_STYLES", "ROOF_COLOR",
+        "draw_attention_head_flow", "draw_attention_weights", "draw_head_sharing", "draw_horizontal_bars",
+        "draw_kv_bytes_vs_context", "draw_kv_cache_grid", "draw_latency_vs_output_tokens",
+        "draw_layer_params_by_matrix", "draw_layer_stack", "draw_lines_vs_x", "draw_load_math_overlap",
+        "draw_memory_budget", "draw_operations_on_roofline", "draw_output_change_by_token", "draw_params_by_part",
+        "draw_prefill_decode_grid", "draw_request_timeline", "draw_roofline", "draw_share_vs_ffn_width",
+        "draw_step_breakdown", "draw_token_mixing", "draw_top_candidates", "draw_total_vs_active", "label_axes",
+        "operation_time_s", "overlapped_schedule", "token_count_label",
+    ),
+    "infer_lib.plots_serving": (
+        "DECODE_COLOR", "EMPTY_SLOT_COLOR", "INTERACTIVITY_LABEL", "LINE_COLORS", "OVER_COLOR", "PAGED_KV_CELL_H",
+        "PAGED_KV_CELL_W", "PAGED_KV_GAP", "PAGED_KV_HEAD_H", "PAGED_KV_LABEL_W", "PAGED_KV_PAD",
+        "PAGED_KV_PHYSICAL_HEAD_H", "PAGED_KV_TABLE_W", "PREFILL_COLOR", "SLOT_PHASES", "THROUGHPUT_LABEL",
+        "batch_slot_legend_handles", "batch_slot_occupancy", "draw_batch_slots", "draw_batch_weight_sharing",
+        "draw_cdf", "draw_frontier_chart", "draw_kv_slots_over_time", "draw_paged_kv", "draw_running_requests",
+        "draw_token_gaps", "draw_tradeoff_curves", "label_axes", "paged_kv_size_inches", "token_times_s",
+    ),
+}
+#: Where the old names are defined now, besides the modules of infer_lib.plotting.
+NEW_HOMES = (infer_lib.roofline, infer_lib.serving.analysis,
+             *(getattr(infer_lib.plotting, name) for name in infer_lib.plotting.__all__))
+
+
+@pytest.mark.parametrize("old_module", sorted(OLD_PUBLIC_NAMES))
+def test_every_public_name_of_the_old_plotting_modules_still_resolves_to_its_new_home(old_module):
+    module = importlib.import_module(old_module)
+    assert [name for name in OLD_PUBLIC_NAMES[old_module] if not hasattr(module, name)] == []
+    for name in OLD_PUBLIC_NAMES[old_module]:
+        homes = [home.__name__ for home in NEW_HOMES if getattr(home, name, None) is getattr(module, name)]
+        assert homes, f"{old_module}.{name} is not the object of that name in any of its new modules"
+
+
+def plotting_names_used(text: str) -> set[tuple[str, str]]:
+    """(module, name) of every plotting name a chapter or notebook uses: ``plots.x``, ``from ... import x``."""
+    used = {(f"infer_lib.{module}", name)
+            for module, name in re.findall(r"\b(plots_serving|plots|plotting\.\w+)\.(\w+)", text)
+            if name not in ("py", "md")}   # a file named in prose, not a name
+    for module, names in re.findall(r"from infer_lib\.(plots_serving|plots|plotting\.\w+) import \(?([\w\s,\\]+)\)?",
+                                    text):
+        used |= {(f"infer_lib.{module}", name) for name in re.findall(r"\w+", names)}
+    return used
+
+
+def test_the_scan_of_plotting_names_reads_attributes_and_imports():
+    text = ('il.plots.draw_roofline(ax)\nfrom infer_lib.plots import (READABLE_RC_PARAMS, draw_layer_stack,\n'
+            '    draw_top_candidates)\nil.plotting.curves.draw_cdf(ax)\n')
+    assert plotting_names_used(text) == {
+        ("infer_lib.plots", "draw_roofline"), ("infer_lib.plots", "READABLE_RC_PARAMS"),
+        ("infer_lib.plots", "draw_layer_stack"), ("infer_lib.plots", "draw_top_candidates"),
+        ("infer_lib.plotting.curves", "draw_cdf"),
+    }
+
+
+def test_every_plotting_name_the_chapters_and_exercises_use_resolves():
+    sources = sorted((REPO_ROOT / "chapters").glob("*.md")) + sorted((REPO_ROOT / "exercises").rglob("*.ipynb"))
+    used = {(module, name, path.name) for path in sources
+            for module, name in plotting_names_used(path.read_text(encoding="utf-8"))}
+    assert len(used) > 30   # the chapters draw dozens of figures: an empty scan means the pattern broke
+    unresolved = [f"{path}: {module}.{name}" for module, name, path in sorted(used)
+                  if not hasattr(importlib.import_module(module), name)]
+    assert unresolved == []

@@ -1,4 +1,4 @@
-"""Serving plots (chapters 5 and 6) draw what their docstrings promise."""
+"""Serving figures draw what their docstrings promise, and the step-log helpers read what the simulator did."""
 
 from types import SimpleNamespace
 
@@ -8,8 +8,14 @@ from matplotlib.figure import Figure
 
 from infer_lib.hardware import get_chip
 from infer_lib.models import get_model
-from infer_lib.plots import DECODE_COLOR, PREFILL_COLOR
-from infer_lib.plots_serving import (
+from infer_lib.plotting.curves import (
+    INTERACTIVITY_LABEL,
+    THROUGHPUT_LABEL,
+    draw_cdf,
+    draw_frontier_chart,
+    draw_tradeoff_curves,
+)
+from infer_lib.plotting.grids import (
     PAGED_KV_CELL_H,
     PAGED_KV_CELL_W,
     PAGED_KV_GAP,
@@ -18,24 +24,26 @@ from infer_lib.plots_serving import (
     PAGED_KV_PAD,
     PAGED_KV_PHYSICAL_HEAD_H,
     PAGED_KV_TABLE_W,
-    batch_slot_occupancy,
-    draw_batch_slots,
-    draw_cdf,
-    draw_kv_slots_over_time,
     draw_paged_kv,
+    paged_kv_size_inches,
+)
+from infer_lib.plotting.schematics import draw_batch_weight_sharing
+from infer_lib.plotting.style import DECODE_COLOR, PREFILL_COLOR
+from infer_lib.plotting.timelines import (
+    draw_batch_slots,
+    draw_kv_slots_over_time,
     draw_running_requests,
     draw_token_gaps,
-    paged_kv_size_inches,
-    token_times_s,
 )
-from infer_lib.serving import Request, SchedulerConfig, simulate
+from infer_lib.serving import FrontierPoint, Request, SchedulerConfig, simulate
+from infer_lib.serving.analysis import batch_slot_occupancy, token_times_s
 
 
 def new_ax():
     return Figure().add_subplot()
 
 
-# ---------------------------------------------------------------- chapter 6: serving engines
+# ---------------------------------------------------------------- a simulated server, step by step
 
 
 def step(chunks=(), decoding=(), start_s=0.0, duration_s=1.0):
@@ -210,22 +218,11 @@ def test_cdf_rises_to_one_in_steps_of_one_over_n():
         draw_cdf(new_ax(), {"x": []}, x_label="ttft (ms)")
 
 
-# ---------------------------------------------------------------- chapter 5: batching
-
-from matplotlib.patches import Rectangle  # noqa: E402
-
-from infer_lib.plots_serving import (  # noqa: E402
-    INTERACTIVITY_LABEL,
-    THROUGHPUT_LABEL,
-    draw_batch_weight_sharing,
-    draw_frontier_chart,
-    draw_tradeoff_curves,
-)
-from infer_lib.serving import FrontierPoint  # noqa: E402
+# ---------------------------------------------------------------- batching: weight sharing and trade-offs
 
 
 def patches_by_gid(ax):
-    return {patch.get_gid(): patch for patch in ax.patches if isinstance(patch, Rectangle) and patch.get_gid()}
+    return {patch.get_gid(): patch for patch in ax.patches if patch.get_gid()}
 
 
 def test_weight_sharing_draws_one_weight_read_and_one_kv_read_per_sequence():

@@ -1,0 +1,22 @@
+"""Plotting by concept: pure functions that draw on a matplotlib ``Axes`` they are given and return nothing.
+
+Functions here never create figures or call pyplot, so the same function serves a
+static figure, a frame of an ``infer_lib.widgets`` slider and a test. A new figure goes
+in the module of its concept:
+
+- ``style``           -- the palette, the colour of each concept, readable text sizes, axis labels
+- ``schematics``      -- boxes and arrows (one helper for every diagram), layer stack, head sharing, token mixing
+- ``grids``           -- cells per token: prefill and decode by layer, the KV cache, paged KV blocks
+- ``timelines``       -- what happens when: a request's steps, loads and math, batch slots, token gaps, a server
+- ``roofline``        -- rooflines, operations placed on them, a step's time by part
+- ``memory``          -- bytes of weights and KV cache against a chip's memory
+- ``model_internals`` -- next-token candidates, attention weights, parameters by part
+- ``curves``          -- lines against x, bars, CDFs, throughput-interactivity trade-offs and frontiers
+
+``infer_lib.plots`` and ``infer_lib.plots_serving`` still offer every name they had,
+for the notebooks written before this package.
+"""
+
+from infer_lib.plotting import curves, grids, memory, model_internals, roofline, schematics, style, timelines
+
+__all__ = ["curves", "grids", "memory", "model_internals", "roofline", "schematics", "style", "timelines"]

@@ -1,0 +1,76 @@
+"""The look every figure shares: the palette, the colour of each concept, text sizes, axis labels.
+
+Colours are written here and nowhere else (tests/test_plots.py fails on a colour code
+anywhere else in ``infer_lib`` or the chapters): the Okabe-Ito palette, told apart with
+the common forms of colour blindness (M. Okabe and K. Ito, "Color Universal Design",
+2008). Figures pair colour with a marker, a line style or a label wherever colour alone
+would carry meaning. Introduced in ch-prefill-decode.
+"""
+
+from __future__ import annotations
+
+from matplotlib.axes import Axes
+
+#: The plots' colours, the one place they are written.
+OKABE_ITO = {"orange": "#E69F00", "sky_blue": "#56B4E9", "bluish_green": "#009E73", "yellow": "#F0E442",
+             "blue": "#0072B2", "vermillion": "#D55E00", "reddish_purple": "#CC79A7", "black": "#000000"}
+#: Neutral greys (the vocabulary tables in ch-attention-ffn's parameter figures).
+GREYS = {"light": "#BBBBBB", "dark": "#777777"}
+#: Pale tints of three Okabe-Ito hues, for boxes with text on them.
+PALE_TINTS = {"blue": "#CCE3F0", "orange": "#F9E3B4", "bluish_green": "#CDEBE0"}
+PREFILL_COLOR = OKABE_ITO["orange"]
+DECODE_COLOR = OKABE_ITO["blue"]
+ACCENT_COLOR = OKABE_ITO["bluish_green"]
+#: Okabe-Ito colours for many lines, yellow left out (too pale on white).
+LINE_COLORS = tuple(OKABE_ITO[name] for name in ("blue", "orange", "bluish_green", "vermillion", "reddish_purple",
+                                                  "sky_blue", "black"))
+#: Line styles paired with LINE_COLORS when there are more lines than colours.
+LINE_STYLES = ("-", "--", "-.", ":")
+EMPTY_SLOT_COLOR = "0.85"
+#: Okabe-Ito vermillion, for a budget that is exceeded.
+OVER_COLOR = OKABE_ITO["vermillion"]
+
+#: Colour of each part of a model in the parameter figures (Okabe-Ito, greys for the vocabulary tables).
+PARAM_PART_COLORS = {
+    "embedding": GREYS["light"],
+    "lm_head": GREYS["dark"],
+    "attention": OKABE_ITO["blue"],
+    "ffn": OKABE_ITO["orange"],
+    "experts": OKABE_ITO["vermillion"],
+    "shared_experts": OKABE_ITO["reddish_purple"],
+    "router": OKABE_ITO["bluish_green"],
+    "norms": OKABE_ITO["black"],
+}
+#: Readable name of each part, in the order the stacked bars draw them.
+PARAM_PART_LABELS = {
+    "embedding": "embedding",
+    "attention": "attention",
+    "ffn": "dense FFN",
+    "shared_experts": "shared experts",
+    "experts": "routed experts",
+    "router": "router",
+    "norms": "norms",
+    "lm_head": "LM head",
+}
+
+#: Matplotlib settings for the book's figures: text large enough to read when a 6-inch
+#: figure is shrunk to a 390-pixel phone screen (pass to ``plt.rcParams.update``).
+READABLE_RC_PARAMS = {"font.size": 11, "axes.titlesize": 11, "axes.labelsize": 11, "xtick.labelsize": 10,
+                      "ytick.labelsize": 10, "legend.fontsize": 10, "figure.dpi": 100}
+
+
+def label_axes(ax: Axes, *, title: str, x_label: str, y_label: str, grid: bool = True) -> None:
+    """Set the title and axis labels (put units in the labels, e.g. ``"time (ms)"``) and a light grid."""
+    ax.set_title(title)
+    ax.set_xlabel(x_label)
+    ax.set_ylabel(y_label)
+    if grid:
+        ax.grid(True, alpha=0.3)
+
+
+def token_count_label(num_tokens: int) -> str:
+    """A token count as a tick label: multiples of 1024 as "4K", others as digits.
+
+    Introduced in ch-kv-cache.
+    """
+    return f"{num_tokens // 1024}K" if num_tokens >= 1024 and num_tokens % 1024 == 0 else str(num_tokens)
