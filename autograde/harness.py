@@ -67,12 +67,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from autograde.sandbox import backends
+from autograde.batch.grading import STUDENT_TIMEOUT_S, grade
+from autograde.batch.submissions import LayoutError
 from autograde.nbgrader_glue.autograde_step import StepSettings
 from autograde.nbgrader_glue.course import HarnessError, default_course_root, make_assignments
-from autograde.batch.grading import STUDENT_TIMEOUT_S, grade
 from autograde.nbgrader_glue.settings import CELL_TIMEOUT_S, build_dir
-from autograde.batch.submissions import LayoutError
+from autograde.sandbox import backends
 
 EXIT_OK = 0
 EXIT_FLAGGED = 1

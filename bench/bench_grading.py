@@ -24,9 +24,9 @@ from pathlib import Path
 
 import nbformat
 
+from autograde.authoring.reference import solution_sources
 from autograde.nbgrader_glue import course
 from autograde.nbgrader_glue.course import list_exercises
-from autograde.authoring.reference import solution_sources
 
 REPO = Path(__file__).resolve().parents[1]
 NUM_STUDENTS = 4

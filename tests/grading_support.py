@@ -13,9 +13,9 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from autograde.authoring.reference import solution_sources
 from autograde.nbgrader_glue import course
 from autograde.sandbox import backends
-from autograde.authoring.reference import solution_sources
 
 REPO = Path(__file__).resolve().parents[1]
 NEEDS_FULL_SANDBOX = pytest.mark.skipif(

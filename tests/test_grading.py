@@ -1,13 +1,16 @@
 """The grading of every exercise, proven: the checks in-process (fast), then the nbgrader harness end to end (slow).
 
-Fast part: every named check runs against each notebook's reference solution
-and against each wrong "variant" in tests/grading_fixtures/variants/<exercise>/
-(a file of solution cells that replace the reference's), and must pass or fail
-exactly as the exercise's table of variant failures says. Exercise 1's checks
-(a generation loop on an instrumented model) have tests of their own; those of
-exercises 2 to 4 (functions of plain numbers) share one set; exercises 5
-(configuration points) and 6 (a queue policy run in the serving simulator)
-add tests of their hidden messages and vetting.
+The exercises are those of the manifests in autograde/exercises/<name>/: a new
+exercise needs no change here, only its folder, its notebook and its
+fixtures. Fast part: every named check runs against each notebook's reference
+solution and against each wrong "variant" in
+tests/grading_fixtures/variants/<exercise>/ (a file of solution cells that
+replace the reference's), and must pass or fail exactly as that folder's
+``outcomes.toml`` says. Exercise 1's checks (a generation loop on an
+instrumented model) have tests of their own; those declared as function specs
+(exercises 2 to 4) share one set; exercises 5 (configuration points) and 6
+(a queue policy run in the serving simulator) add tests of their hidden
+messages and vetting.
 
 Slow part (a few minutes): two course copies in temporary folders, one
 ``assignments`` run each, and one ``grade`` batch per copy, run at the same
@@ -29,6 +32,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tomllib
 import warnings
 from contextlib import redirect_stdout
 from dataclasses import dataclass, field
@@ -42,9 +46,6 @@ import pytest
 
 from infer_lib.serving import FCFS, ShortestPromptFirst
 
-from autograde.checks import REGISTRY, CheckFailed, check
-from autograde.checking.expected import dump_expected, load_expected
-from autograde.batch.integrity import suspicious_code
 from autograde.authoring.leaks import (
     HIDDEN_TEST_MARKERS,
     SOLUTION_MARKERS,
@@ -53,10 +54,16 @@ from autograde.authoring.leaks import (
     notebook_text,
     secret_lines,
 )
-from autograde.nbgrader_glue.commands import failure_reason, run_with_limits
 from autograde.authoring.reference import run_answers, solution_sources, source_notebook_path
-from autograde.regenerate_expected import build_expected, expected_file
+from autograde.batch.integrity import suspicious_code
 from autograde.batch.submissions import LayoutError, read_submissions
+from autograde.checking.expected import dump_expected, load_expected
+from autograde.checking.manifest import ExerciseManifest
+from autograde.checking.numeric_checks import FunctionSpec
+from autograde.checking.registry import manifests
+from autograde.checks import REGISTRY, CheckFailed, check
+from autograde.nbgrader_glue.commands import failure_reason, run_with_limits
+from autograde.regenerate_expected import build_expected, expected_file
 from grading_support import copy_course, variant_replacements
 
 REPO = Path(__file__).resolve().parent.parent
@@ -66,13 +73,11 @@ MAX_SCORE = 10.0
 
 @dataclass(frozen=True)
 class Exercise:
-    """What the tests know about one exercise, written down independently of the grading code."""
+    """What the tests know about one exercise: its manifest's test cells, and how its wrong variants must fare."""
 
     name: str
-    key: str
-    """Its expected-values file: ``autograde/expected/<key>.json``."""
     points: dict[str, float]
-    """Test cell (= visible check) -> points."""
+    """Test cell (= visible check) -> points, as the manifest declares them (the notebook must agree)."""
     function_of: dict[str, str]
     """Visible check -> the student's function it calls."""
     variant_failures: dict[str, set[str]]
@@ -83,6 +88,13 @@ class Exercise:
     """The chapter the intro names, as ``Chapter N, *Title*`` (exercises 2 to 6)."""
     batch_mutants: tuple[str, ...] = field(default=())
     """Variants graded in the nbgrader batch."""
+    declarative: bool = False
+    """Every check is a declarative FunctionSpec (exercises 2 to 4): their hidden messages share one test."""
+
+    @property
+    def key(self) -> str:
+        """A short name for test ids: ``ex02`` for ``ex02_attention_ffn``."""
+        return self.name.split("_")[0]
 
     @property
     def checks(self) -> set[str]:
@@ -103,218 +115,41 @@ def hidden(*names: str) -> set[str]:
     return {name + "_hidden" for name in names}
 
 
-def all_but_stub(variant_failures: dict[str, set[str]]) -> tuple[str, ...]:
-    """Every variant but the stub, which the untouched release plays in the batch."""
-    return tuple(sorted(set(variant_failures) - {"stub"}))
+def exercise_of(manifest: ExerciseManifest) -> Exercise:
+    """The exercise as its manifest declares it, with its variants' outcomes from ``variants/<name>/outcomes.toml``."""
+    outcomes = tomllib.loads((VARIANTS_ROOT / manifest.name / "outcomes.toml").read_text(encoding="utf-8"))
+    variants = outcomes["variants"]
+    return Exercise(
+        name=manifest.name,
+        points={cell.name: cell.points for cell in manifest.test_cells},
+        function_of={cell.name: cell.answer for cell in manifest.test_cells},
+        variant_failures={
+            name: both(*variant.get("fails", [])) | hidden(*variant.get("fails_hidden", []))
+            for name, variant in variants.items()
+        },
+        batch_only=frozenset(outcomes.get("batch_only", [])),
+        chapter=manifest.chapter,
+        batch_mutants=tuple(sorted(name for name, variant in variants.items() if variant.get("batch"))),
+        declarative=all(isinstance(cell.check, FunctionSpec) for cell in manifest.test_cells),
+    )
 
 
-# --------------------------------------------------------------------------- exercise 1: prefill and decode
-
-GENERATE = ("ex01_generate_tokens", "ex01_generate_kv_cache", "ex01_generate_timestamps")
-TOKENS_CACHE_TIMES = both(*GENERATE)
-TOKENS_TIMES = both("ex01_generate_tokens", "ex01_generate_timestamps")
-CACHE_TIMES = both("ex01_generate_kv_cache", "ex01_generate_timestamps")
-TIMES = both("ex01_generate_timestamps")
-EX01_POINTS = {
-    "ex01_generate_tokens": 3.0,
-    "ex01_generate_kv_cache": 2.0,
-    "ex01_generate_timestamps": 2.0,
-    "ex01_latency_metrics": 2.0,
-    "ex01_tokens_processed": 1.0,
-}
-EX01 = Exercise(
-    name="ex01_prefill_decode",
-    key="ex01",
-    points=EX01_POINTS,
-    function_of={
-        "ex01_generate_tokens": "generate",
-        "ex01_generate_kv_cache": "generate",
-        "ex01_generate_timestamps": "generate",
-        "ex01_latency_metrics": "latency_metrics",
-        "ex01_tokens_processed": "num_tokens_processed",
-    },
-    variant_failures={
-        "off_by_one": TOKENS_CACHE_TIMES,
-        "reprefill_every_step": CACHE_TIMES,
-        "recompute_with_forward": CACHE_TIMES,
-        "ignores_eos": TOKENS_CACHE_TIMES,
-        "drops_eos": TOKENS_TIMES,
-        "request_time_after_prefill": TIMES,
-        "token_time_after_next_decode": TIMES,
-        "hardcoded_visible": hidden(*EX01_POINTS),
-        "tpot_over_all_tokens": both("ex01_latency_metrics"),
-        "stub": both(*EX01_POINTS),
-    },
-    batch_only=frozenset({"hangs_after_eos", "redefines_check"}),
-    batch_mutants=(
-        "off_by_one",
-        "reprefill_every_step",
-        "ignores_eos",
-        "drops_eos",
-        "request_time_after_prefill",
-        "token_time_after_next_decode",
-        "hardcoded_visible",
-        "tpot_over_all_tokens",
-    ),
-)
-
-# --------------------------------------------------------------------------- exercise 2: GPT-2-style parameters
-
-BLOCK, MODEL, FRACTION = "ex02_block_params", "ex02_model_params", "ex02_attention_fraction"
-EX02_FAILURES: dict[str, set[str]] = {
-    # gpt_params calls gpt_block_params, so a wrong block makes a wrong model.
-    "forgets_biases": both(BLOCK, MODEL),
-    "layernorm_without_bias": both(BLOCK, MODEL),
-    "gated_ffn": both(BLOCK, MODEL, FRACTION),
-    "returns_float": both(BLOCK, MODEL),
-    "counts_untied_head": both(MODEL),
-    "forgets_position_table": both(MODEL),
-    "ignores_tied_flag": hidden(MODEL),  # the visible model is tied
-    "fraction_of_whole_block": both(FRACTION),
-    "hardcoded_visible": hidden(BLOCK, MODEL, FRACTION),
-    "stub": both(BLOCK, MODEL, FRACTION),
-}
-EX02 = Exercise(
-    name="ex02_attention_ffn",
-    key="ex02",
-    points={BLOCK: 4.0, MODEL: 4.0, FRACTION: 2.0},
-    function_of={BLOCK: "gpt_block_params", MODEL: "gpt_params", FRACTION: "attention_fraction"},
-    variant_failures=EX02_FAILURES,
-    batch_mutants=all_but_stub(EX02_FAILURES),
-    chapter="Chapter 2, *Attention and the FFN*",
-)
-
-# --------------------------------------------------------------------------- exercise 3: KV cache with CLA, what fits
-
-CLA, TOKENS, BATCH = "ex03_cla_kv_bytes", "ex03_kv_tokens_that_fit", "ex03_max_batch"
-EX03_FAILURES: dict[str, set[str]] = {
-    "forgets_k_and_v": both(CLA),
-    "uses_num_heads": both(CLA),
-    "floor_groups": hidden(CLA),  # the visible model's 32 layers are a multiple of 2
-    # max_batch_that_fits calls kv_tokens_that_fit, so a wrong token count makes a wrong batch.
-    "gib_not_gb": both(TOKENS, BATCH),
-    "forgets_weights": both(TOKENS, BATCH),
-    "no_floor": both(TOKENS, BATCH),
-    "rounds_batch": hidden(BATCH),  # the visible batch, 29.09 sequences, rounds the same either way
-    "hardcoded_visible": hidden(CLA, TOKENS, BATCH),
-    "stub": both(CLA, TOKENS, BATCH),
-}
-EX03 = Exercise(
-    name="ex03_kv_cache",
-    key="ex03",
-    points={CLA: 4.0, TOKENS: 3.0, BATCH: 3.0},
-    function_of={CLA: "cla_kv_bytes_per_token", TOKENS: "kv_tokens_that_fit", BATCH: "max_batch_that_fits"},
-    variant_failures=EX03_FAILURES,
-    batch_mutants=all_but_stub(EX03_FAILURES),
-    chapter="Chapter 3, *The KV cache*",
-)
-
-# --------------------------------------------------------------------------- exercise 4: MoE experts on the roofline
-
-PER_EXPERT, FLOPS, BYTES = "ex04_tokens_per_expert", "ex04_expert_flops", "ex04_expert_bytes"
-INTENSITY, CRITICAL = "ex04_expert_intensity", "ex04_critical_batch"
-EX04_FAILURES: dict[str, set[str]] = {
-    # expert_ffn_intensity divides expert_ffn_flops by expert_ffn_bytes.
-    "forgets_experts_per_token": both(PER_EXPERT, FLOPS, INTENSITY, CRITICAL),
-    "macs_not_flops": both(FLOPS, INTENSITY, CRITICAL),
-    "two_matrix_experts": both(FLOPS, BYTES),  # both a third too small: their ratio is right
-    "dense_intensity": both(INTENSITY, CRITICAL),
-    "integer_division": hidden(PER_EXPERT),  # the visible 64 * 2 / 8 is a whole number
-    "inverted_ridge": both(CRITICAL),
-    "hardcoded_visible": hidden(PER_EXPERT, FLOPS, BYTES, INTENSITY, CRITICAL),
-    "stub": both(PER_EXPERT, FLOPS, BYTES, INTENSITY, CRITICAL),
-}
-EX04 = Exercise(
-    name="ex04_roofline",
-    key="ex04",
-    points={PER_EXPERT: 1.0, FLOPS: 2.0, BYTES: 2.0, INTENSITY: 2.0, CRITICAL: 3.0},
-    function_of={
-        PER_EXPERT: "tokens_per_expert",
-        FLOPS: "expert_ffn_flops",
-        BYTES: "expert_ffn_bytes",
-        INTENSITY: "expert_ffn_intensity",
-        CRITICAL: "moe_critical_batch",
-    },
-    variant_failures=EX04_FAILURES,
-    batch_mutants=all_but_stub(EX04_FAILURES),
-    chapter="Chapter 4, *The roofline*",
-)
-
-# --------------------------------------------------------------------------- exercise 5: the cheapest configuration
-
-COST, MEETS, CHEAPEST = "ex05_cost_per_million", "ex05_meets_slo", "ex05_cheapest_config"
-EX05_FAILURES: dict[str, set[str]] = {
-    "cost_per_token": both(COST),
-    "price_per_second": both(COST),
-    # cheapest_config_meeting_slo calls meets_slo, so a wrong SLO test makes a wrong pick.
-    "ignores_ttft_limit": both(MEETS, CHEAPEST),
-    "interactivity_as_upper_bound": both(MEETS, CHEAPEST),
-    "strict_limits": hidden(MEETS, CHEAPEST),  # no worked point sits on a limit
-    "highest_throughput": both(CHEAPEST),
-    "cheapest_even_if_none_meets": hidden(CHEAPEST),  # some worked point meets the SLO
-    "ties_to_the_last": hidden(CHEAPEST),  # the worked sweep has no tie
-    "hardcoded_visible": hidden(COST, MEETS, CHEAPEST),
-    "stub": both(COST, MEETS, CHEAPEST),
-}
-EX05 = Exercise(
-    name="ex05_batching",
-    key="ex05",
-    points={COST: 2.0, MEETS: 3.0, CHEAPEST: 5.0},
-    function_of={COST: "cost_per_million_output_tokens", MEETS: "meets_slo", CHEAPEST: "cheapest_config_meeting_slo"},
-    variant_failures=EX05_FAILURES,
-    batch_mutants=(
-        "cost_per_token",
-        "ignores_ttft_limit",
-        "strict_limits",
-        "highest_throughput",
-        "ties_to_the_last",
-        "hardcoded_visible",
-    ),
-    chapter="Chapter 5, *Batching: interactivity versus throughput*",
-)
-
-# --------------------------------------------------------------------------- exercise 6: a queue policy with aging
-
-OVERTAKEN, ORDER, SCHEDULE = "ex06_times_overtaken", "ex06_aging_order", "ex06_aging_schedule"
-EX06_FAILURES: dict[str, set[str]] = {
-    "overtaken_not_strict": both(OVERTAKEN),
-    "overtaken_the_other_way": both(OVERTAKEN),
-    "overtaken_by_first_token": hidden(OVERTAKEN),  # the worked runs admit and answer in the same order
-    "fcfs_order": both(ORDER, SCHEDULE),
-    "no_aging": both(ORDER, SCHEDULE),
-    "aging_wrong_direction": both(ORDER, SCHEDULE),
-    "rate_multiplied": both(ORDER, SCHEDULE),
-    "reversed_key": both(ORDER, SCHEDULE),
-    "uses_output_length": both(ORDER, SCHEDULE),
-    "hardcoded_visible": hidden(OVERTAKEN, ORDER, SCHEDULE),
-    "stub": both(OVERTAKEN, ORDER, SCHEDULE),
-}
-EX06 = Exercise(
-    name="ex06_serving_engines",
-    key="ex06",
-    points={OVERTAKEN: 3.0, ORDER: 3.0, SCHEDULE: 4.0},
-    function_of={OVERTAKEN: "times_overtaken", ORDER: "AgingShortestPromptFirst", SCHEDULE: "AgingShortestPromptFirst"},
-    variant_failures=EX06_FAILURES,
-    batch_mutants=(
-        "overtaken_not_strict",
-        "overtaken_by_first_token",
-        "no_aging",
-        "aging_wrong_direction",
-        "uses_output_length",
-        "hardcoded_visible",
-    ),
-    chapter="Chapter 6, *Serving engines*",
-)
-
-NUMERIC_EXERCISES = [EX02, EX03, EX04]
-SERVING_EXERCISES = [EX05, EX06]
-"""Exercises 5 and 6: answers that take configuration points, records or requests, checked by their own modules."""
-EXERCISES = [EX01, *NUMERIC_EXERCISES, *SERVING_EXERCISES]
-LATER_EXERCISES = [*NUMERIC_EXERCISES, *SERVING_EXERCISES]
-"""Every exercise but the first: their intros name a chapter, and a plausible mistake is caught by hidden cases only."""
+EXERCISES = [exercise_of(manifest) for manifest in manifests()]
 BY_NAME = {exercise.name: exercise for exercise in EXERCISES}
+EX01, EX05, EX06 = BY_NAME["ex01_prefill_decode"], BY_NAME["ex05_batching"], BY_NAME["ex06_serving_engines"]
+EX02, EX03, EX04 = BY_NAME["ex02_attention_ffn"], BY_NAME["ex03_kv_cache"], BY_NAME["ex04_roofline"]
+"""The exercises that tests of one exercise's own behaviour are about (a new exercise needs none of them)."""
+DECLARATIVE_EXERCISES = [exercise for exercise in EXERCISES if exercise.declarative]
+SERVING_EXERCISES = [EX05, EX06]
+"""Exercises 5 and 6: answers that take configuration points, records or requests, checked by their own functions."""
+LATER_EXERCISES = [exercise for exercise in EXERCISES if exercise.chapter]
+"""Exercises whose intro names a chapter; a plausible mistake is caught by hidden cases only."""
 EXERCISE = EX01.name
 """The exercise of the tests that are about exercise 1 only."""
+GENERATE = ("ex01_generate_tokens", "ex01_generate_kv_cache", "ex01_generate_timestamps")
+COST, MEETS, CHEAPEST = "ex05_cost_per_million", "ex05_meets_slo", "ex05_cheapest_config"
+OVERTAKEN, ORDER, SCHEDULE = "ex06_times_overtaken", "ex06_aging_order", "ex06_aging_schedule"
+
 
 VARIANT_CASES = [
     pytest.param(exercise, variant, id=f"{exercise.key}-{variant}")
@@ -382,9 +217,10 @@ def test_the_registry_holds_exactly_every_exercises_checks():
     assert set(REGISTRY) == set().union(*(exercise.checks for exercise in EXERCISES))
 
 
-def test_every_exercise_folder_is_known_to_these_tests():
-    folders = {path.parent.name for path in (REPO / "exercises").glob("*/*.ipynb")}
-    assert folders == set(BY_NAME)
+def test_every_exercise_notebook_has_a_manifest_and_every_manifest_a_notebook():
+    notebooks = {path.parent.name for path in (REPO / "exercises").glob("*/*.ipynb")}
+    folders = {path.parent.name for path in (REPO / "autograde/exercises").glob("*/manifest.py")}
+    assert notebooks == folders == set(BY_NAME)
 
 
 @by_exercise(EXERCISES)
@@ -463,7 +299,7 @@ def _hidden_failure_messages(exercise: Exercise, namespace: dict[str, Any]) -> l
 
 
 def test_hidden_check_messages_never_show_expected_values(source_nb):
-    expected = load_expected("ex01")
+    expected = load_expected(EX01.name)
     secrets = []
     for case in expected["generate"]["hidden"]:
         secrets += [str(case["expected"]["new_token_ids"]), str(case["prompt_ids"]), case["prompt"]]
@@ -491,9 +327,9 @@ def _numeric_secrets(value: Any) -> list[str]:
     return forms
 
 
-@by_exercise(NUMERIC_EXERCISES)
+@by_exercise(DECLARATIVE_EXERCISES)
 def test_numeric_hidden_messages_never_show_expected_values_or_inputs(exercise):
-    expected = load_expected(exercise.key)
+    expected = load_expected(exercise.name)
     secrets = []
     for function in exercise.function_of.values():
         for case in expected[function]["hidden"]:
@@ -510,9 +346,9 @@ def test_numeric_hidden_messages_never_show_expected_values_or_inputs(exercise):
     assert leaked == []
 
 
-@by_exercise(NUMERIC_EXERCISES)
+@by_exercise(DECLARATIVE_EXERCISES)
 def test_hidden_cases_use_other_inputs_than_the_visible_ones(exercise):
-    expected = load_expected(exercise.key)
+    expected = load_expected(exercise.name)
     for function in exercise.function_of.values():
         section = expected[function]
         visible = [(case["args"], case["kwargs"]) for case in section["visible"]]
@@ -674,16 +510,16 @@ def test_the_checker_model_names_what_it_offers(source_nb):
 
 @by_exercise(EXERCISES)
 def test_committed_expected_values_match_a_fresh_regeneration(exercise):
-    assert expected_file(exercise.key).read_text(encoding="utf-8") == dump_expected(build_expected(exercise.key))
+    assert expected_file(exercise.name).read_text(encoding="utf-8") == dump_expected(build_expected(exercise.name))
 
 
 def test_expected_values_load_from_the_installed_package_in_any_working_directory(tmp_path):
     code = (
         "from autograde.checks import check; from autograde.checking.expected import load_expected; "
-        f"print(*(len(load_expected(key)) for key in {[exercise.key for exercise in EXERCISES]}))"
+        f"print(*(len(load_expected(name)) for name in {[exercise.name for exercise in EXERCISES]}))"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
-    assert result.stdout.split() == [str(len(load_expected(exercise.key))) for exercise in EXERCISES]
+    assert result.stdout.split() == [str(len(load_expected(exercise.name))) for exercise in EXERCISES]
 
 
 def test_secret_lines_skip_text_the_notebook_already_shows(source_nb):
@@ -765,7 +601,7 @@ def test_the_integrity_scan_finds_nothing_in_the_other_references(exercise):
 
 def _serving_hidden_secrets(exercise: Exercise) -> list[str]:
     """How the inputs or expected values of exercise 5's or 6's hidden cases could show in a message."""
-    expected = load_expected(exercise.key)
+    expected = load_expected(exercise.name)
     secrets = []
     if exercise is EX05:
         for case in expected["cost_per_million_output_tokens"]["hidden"]:
@@ -807,7 +643,7 @@ def _inputs(case: dict[str, Any]) -> Any:
 
 @by_exercise(SERVING_EXERCISES)
 def test_serving_hidden_cases_use_other_inputs_than_the_visible_ones(exercise):
-    for name, section in load_expected(exercise.key).items():
+    for name, section in load_expected(exercise.name).items():
         if name == "exercise":
             continue
         visible = [_inputs(case) for case in section["visible"]]
@@ -821,7 +657,7 @@ def _markdown_text(exercise: Exercise) -> str:
 
 
 def test_the_worked_examples_of_exercise_5_state_what_the_reference_computes():
-    expected, text = load_expected("ex05"), _markdown_text(EX05)
+    expected, text = load_expected(EX05.name), _markdown_text(EX05)
     reference = run_answers(source_of(EX05))
     sweep = {point["label"]: point for point in reference["WORKED_SWEEP"]}
     assert f"**{expected['cost_per_million_output_tokens']['visible'][0]['expected']:.4f}** USD" in text
@@ -840,7 +676,7 @@ def test_the_worked_examples_of_exercise_5_state_what_the_reference_computes():
 
 
 def test_the_worked_examples_of_exercise_6_state_what_the_reference_computes():
-    expected, text = load_expected("ex06"), _markdown_text(EX06)
+    expected, text = load_expected(EX06.name), _markdown_text(EX06)
     reference = run_answers(source_of(EX06))
     spf_counts = expected["times_overtaken"]["visible"][0]["expected"]
     assert "`{" + ", ".join(f"{request_id}: {count}" for request_id, count in spf_counts) + "}`" in text

@@ -216,7 +216,7 @@ def _cases() -> dict[str, tuple[str, Any, float, str, str | None]]:
             "import autograde.checks as checks\nchecks.REGISTRY = {}\nchecks.check = lambda *a, **k: None"),
             BLOCK_LOST, "flagged", r"imports `autograde.checks`"),
         "looks_up_answers": ("issue", probe(
-            "def attack():\n    from autograde.checking.expected import load_expected\n    return bool(load_expected('ex02'))"),
+            "def attack():\n    from autograde.checking.expected import load_expected\n    return bool(load_expected('ex02_attention_ffn'))"),
             BLOCK_LOST, "flagged", r"imports `autograde.checking.expected`"),
         "walks_frames": ("issue", probe(
             "def attack():\n    import sys\n    frame = sys._getframe(1)\n    while frame is not None:\n"
@@ -247,7 +247,7 @@ def _cases() -> dict[str, tuple[str, Any, float, str, str | None]]:
             "def attack():\n    return open('{course}/_build/grading/release/ex02_attention_ffn/ex02_attention_ffn.ipynb').read() != ''"),
             BLOCK_LOST, "ok", None),
         "d1_reads_expected_values": ("D1", probe(
-            "def attack():\n    return open('{repo}/autograde/expected/ex02.json').read() != ''"), BLOCK_LOST, "ok", None),
+            "def attack():\n    return open('{repo}/autograde/exercises/ex02_attention_ffn/expected.json').read() != ''"), BLOCK_LOST, "ok", None),
         "d3_writes_gradebook": ("D3", probe(
             "def attack():\n    with open('{course}/_build/grading/gradebook.db', 'ab') as db:\n        db.write(b'')\n"
             "    return True"), BLOCK_LOST, "ok", None),

@@ -1,4 +1,4 @@
-"""The sandbox's parts on their own: the wire protocol, the container policy, and refusing to grade unsandboxed.
+"""The sandbox's parts on their own: the wire protocol, what a sandbox holds, and refusing to grade unsandboxed.
 
 The sandbox end to end (namespaces, cgroups, a hostile class) is proven by
 tests/test_grading_threats.py and tests/test_grading_batch.py.
@@ -6,6 +6,7 @@ tests/test_grading_threats.py and tests/test_grading_batch.py.
 
 from __future__ import annotations
 
+import ast
 import math
 import os
 import threading
@@ -17,7 +18,8 @@ import pytest
 from infer_lib.models import get_model
 from infer_lib.serving import Request
 
-from autograde.sandbox.backends import container_command
+from autograde.checking.registry import student_module_files, student_module_names
+from autograde.sandbox.backends import _write_stub, container_command
 from autograde.sandbox.policy import GiB, SandboxPolicy
 from autograde.sandbox.protocol import Channel, RemoteError, RemoteObject
 from grading_support import copy_course, run_harness
@@ -122,6 +124,31 @@ def test_the_container_backend_applies_the_same_policy():
     assert not any("/c/exercises" in item or "gradebook" in item for item in argv)
     with pytest.raises(ValueError, match="GRADING_IMAGE"):
         container_command("docker", policy, paths, Path("/runner"), Path("/stub"), image="")
+
+
+def _autograde_imports(path: Path) -> set[str]:
+    """The ``autograde`` modules a file imports."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "autograde":
+            names.add(node.module)
+        elif isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names if alias.name.split(".")[0] == "autograde"}
+    return names
+
+
+def test_a_sandbox_holds_the_student_modules_and_a_check_that_does_nothing_but_no_check_case_or_answer(tmp_path):
+    files = student_module_files()
+    assert "simulated.py" in files  # released notebooks of exercise 1 import autograde.simulated
+    stub = _write_stub(tmp_path / "autograde", files)
+    packages = {str(parent / "__init__.py") for relative in files for parent in Path(relative).parents}
+    held = {str(path.relative_to(stub)) for path in stub.rglob("*") if path.is_file()}
+    assert held == {"checks.py", *packages, *files}
+    assert "return None" in (stub / "checks.py").read_text(encoding="utf-8")
+    for relative, source in files.items():
+        assert (stub / relative).read_bytes() == source.read_bytes()
+        # A copied module may import only what the sandbox holds.
+        assert _autograde_imports(source) <= student_module_names(), relative
 
 
 def test_require_sandbox_refuses_to_grade_without_one(tmp_path):

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import nbformat
 
+from autograde.authoring.leaks import HIDDEN_TEST_MARKERS, find_leaks, html_visible_text, secret_lines
+from autograde.batch.integrity import suspicious_code
+from autograde.batch.submissions import StudentFolder, read_submissions
 from autograde.nbgrader_glue import autograde_step, gradebook
 from autograde.nbgrader_glue.autograde_step import StepSettings
-from autograde.nbgrader_glue.course import HarnessError, check_config, list_exercises, source_notebook
-from autograde.batch.integrity import suspicious_code
-from autograde.authoring.leaks import HIDDEN_TEST_MARKERS, find_leaks, html_visible_text, secret_lines
 from autograde.nbgrader_glue.commands import failure_reason, run_nbgrader
+from autograde.nbgrader_glue.course import HarnessError, check_config, list_exercises, source_notebook
 from autograde.nbgrader_glue.settings import CELL_TIMEOUT_S, build_dir
-from autograde.batch.submissions import StudentFolder, read_submissions
 
 STUDENT_TIMEOUT_S = 600
 FEEDBACK_TIMEOUT_S = 600

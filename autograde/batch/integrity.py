@@ -15,6 +15,8 @@ import ast
 
 import nbformat
 
+from autograde.checking.registry import student_module_names
+
 GRADER_NAMES = frozenset({"check", "autograde"})
 """Names of the grading code a solution has no reason to bind or touch."""
 ESCAPE_HATCHES = frozenset(
@@ -24,9 +26,10 @@ ESCAPE_HATCHES = frozenset(
 )
 """Modules and attributes that can rewrite other code, read the checks' frames or drive the kernel;
 an inference exercise needs none of them."""
-ALLOWED_IMPORTS = frozenset({"autograde.simulated"})
-"""Grading modules a student may use: the simulated clock and model the exercise text shows.
-``from autograde.checks import check`` (the setup cell's import, repeated) is allowed too."""
+ALLOWED_IMPORTS = student_module_names()
+"""Grading modules a student may use: those the exercises' manifests list for student code (exercise 1's
+simulated clock and model, also as ``autograde.simulated``). ``from autograde.checks import check`` (the setup
+cell's import, repeated) is allowed too."""
 
 
 def _student_editable(cell: nbformat.NotebookNode) -> bool:

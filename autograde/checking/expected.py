@@ -1,4 +1,4 @@
-"""Read and write the expected values of the checks: ``autograde/expected/<key>.json`` (e.g. ``ex01``).
+"""Read and write the expected values of the checks: ``autograde/exercises/<exercise>/expected.json``.
 
 The files are produced by :mod:`autograde.regenerate_expected` from the
 reference solution in the source notebook; never edit them by hand. JSON has
@@ -9,20 +9,14 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 from typing import Any
 
-
-EXPECTED_DIR = Path(__file__).resolve().parents[1] / "expected"
-"""Package data beside this module. Found from ``__file__`` rather than
-``importlib.resources``: an editable install made before ``autograde/`` had an
-``__init__.py`` imports it as a namespace package, which ``resources.files``
-cannot read."""
+from autograde.checking.manifest import expected_path
 
 
-def load_expected(key: str) -> dict[str, Any]:
-    """A fresh copy of the expected values stored as ``<key>.json`` (read from the installed package data)."""
-    path = EXPECTED_DIR / f"{key}.json"
+def load_expected(exercise: str) -> dict[str, Any]:
+    """A fresh copy of the expected values of ``exercise`` (read from the installed package data)."""
+    path = expected_path(exercise)
     if not path.is_file():
         raise FileNotFoundError(f"no expected values at {path}; run `python -m autograde.regenerate_expected`.")
     return json.loads(path.read_text(encoding="utf-8"))

@@ -1,6 +1,6 @@
-"""Expected values of a function of plain numbers, computed by the reference solution (exercises 2, 3 and 4).
+"""Expected values of a function of plain numbers, computed by the reference solution (exercises 2 to 5).
 
-An exercise's ``exNN_cases`` module lists the inputs of the visible cases
+An exercise's ``cases.py`` lists the inputs of the visible cases
 (the notebook's worked example), of the hidden cases (other inputs) and of
 the bad inputs that must raise ``ValueError``; :func:`function_section` runs
 the reference solution on all of them and returns the JSON section that

@@ -1,14 +1,16 @@
-"""Checks of answers that are functions of plain numbers (exercises 2, 3 and 4).
+"""Checks of answers that are functions of plain numbers, declared as data (exercises 2 to 5).
 
-A :class:`FunctionSpec` says which student function a check calls, where its
-cases live in ``autograde/expected/<key>.json`` and what kind of number it
-must return; :func:`make_checks` turns it into two named checks:
+A :class:`FunctionSpec` says which student function a test cell checks, what
+kind of number it must return, and what to say when it is wrong; its cases
+are the section of the exercise's expected values named after the function
+(built by :func:`autograde.checking.numeric_cases.function_section`). A spec
+is the test cell's check, run twice:
 
-- the visible check calls the function on the worked example(s), shows the
-  expected value and a hint when it is wrong, and requires a ``ValueError``
-  for each bad input listed in the expected values;
-- the hidden check (name ending in ``_hidden``) calls it on other inputs and
-  only says which case failed, never its inputs or the expected value.
+- visible: calls the function on the worked example(s), shows the expected
+  value and a hint when it is wrong, and requires a ``ValueError`` for each
+  bad input listed in the expected values;
+- hidden (the ``_hidden`` check): calls it on other inputs and only says
+  which case failed, never its inputs or the expected value.
 
 Every case follows the rules of :mod:`autograde.checking.student_code`: the expected
 values are loaded before the student's code runs, the function receives
@@ -23,10 +25,8 @@ import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
-from autograde.checking.expected import load_expected
 from autograde.checking.student_code import FLOAT_TYPES, INT_TYPES, CheckFailed, call_student, require_raises
 
 REL_TOL = 1e-9
@@ -39,10 +39,6 @@ RESULT_KINDS = ("count", "quantity")
 class FunctionSpec:
     """One checked function of an exercise."""
 
-    check_name: str
-    """Name of the visible check, e.g. ``"ex02_block_params"``; the hidden one adds ``_hidden``."""
-    expected_key: str
-    """Expected-values file, e.g. ``"ex02"`` for ``autograde/expected/ex02.json``."""
     function_name: str
     """The student's function, e.g. ``"gpt_block_params"``; also its section in the expected values."""
     parameters: tuple[str, ...]
@@ -57,6 +53,11 @@ class FunctionSpec:
     def __post_init__(self) -> None:
         if self.result not in RESULT_KINDS:
             raise ValueError(f"result must be one of {RESULT_KINDS}, got {self.result!r}")
+
+    def __call__(self, answer: Callable[..., Any], expected: dict[str, Any], hidden: bool) -> None:
+        """The test cell's check (see :data:`autograde.checking.manifest.Check`)."""
+        __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
+        _check(self, answer, expected[self.function_name], hidden)
 
 
 def _call_text(spec: FunctionSpec, args: list[Any], kwargs: dict[str, Any]) -> str:
@@ -103,10 +104,9 @@ def _same(spec: FunctionSpec, got: float, want: float) -> bool:
     return math.isclose(got, want, rel_tol=REL_TOL, abs_tol=0.0)
 
 
-def _check(spec: FunctionSpec, answer: Callable[..., Any], hidden: bool) -> None:
-    """Run every visible or hidden case of ``spec`` on ``answer``; visible: bad input must raise ValueError."""
+def _check(spec: FunctionSpec, answer: Callable[..., Any], section: dict[str, Any], hidden: bool) -> None:
+    """Run every visible or hidden case of ``section`` on ``answer``; visible: bad input must raise ValueError."""
     __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
-    section = load_expected(spec.expected_key)[spec.function_name]
     cases = section["hidden" if hidden else "visible"]
     for index, case in enumerate(cases):
         args, kwargs = copy.deepcopy(case["args"]), copy.deepcopy(case.get("kwargs", {}))
@@ -129,11 +129,3 @@ def _check(spec: FunctionSpec, answer: Callable[..., Any], hidden: bool) -> None
             label = f"{_call_text(spec, bad['args'], {})} ({bad['why']})"
             require_raises(answer, tuple(copy.deepcopy(bad["args"])), ValueError, label=label)
 
-
-def make_checks(specs: list[FunctionSpec]) -> dict[str, Callable[[Any], None]]:
-    """Check name -> check function, a visible and a hidden check per spec."""
-    checks: dict[str, Callable[[Any], None]] = {}
-    for spec in specs:
-        checks[spec.check_name] = partial(_check, spec, hidden=False)
-        checks[spec.check_name + "_hidden"] = partial(_check, spec, hidden=True)
-    return checks

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import nbformat
 
-from autograde.nbgrader_glue import gradebook
 from autograde.authoring.leaks import HIDDEN_TEST_MARKERS, SOLUTION_MARKERS, find_leaks, notebook_text, secret_lines
+from autograde.nbgrader_glue import gradebook
 from autograde.nbgrader_glue.commands import failure_reason, run_nbgrader
 from autograde.nbgrader_glue.settings import SOURCE_SUBDIR, build_dir
 

@@ -42,12 +42,13 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Bool, Float, Unicode
 
+from autograde.checking.registry import handed_to_student_code, student_module_files
+from autograde.checking.student_code import CheckFailed
+from autograde.nbgrader_glue.repair import REPAIRS_KEY
 from autograde.sandbox import backends
 from autograde.sandbox.policy import GiB, SandboxPolicy
-from autograde.nbgrader_glue.repair import REPAIRS_KEY
 from autograde.sandbox.protocol import RemoteBaseError
-from autograde.sandbox.session import StudentSession
-from autograde.checking.student_code import CheckFailed
+from autograde.sandbox.session import HostObjects, StudentSession
 
 
 class UngradableTestCell(ValueError):
@@ -191,7 +192,14 @@ class SandboxedExecute(NbGraderPreprocessor):
                 student_cells.append(cell.source)
                 cell.outputs = []
         log_path = self._report_path(resources, ".log")
-        session = StudentSession(student_cells, policy, backend=backend, log_path=log_path)
+        session = StudentSession(
+            student_cells,
+            policy,
+            backend=backend,
+            log_path=log_path,
+            host_objects=HostObjects(handed_to_student_code()),
+            student_files=student_module_files(),
+        )
         outcomes: dict[int, list[CheckOutcome]] = {index: [] for index, _ in tests}
         try:
             # Visible checks first: a hidden input never meets code whose output is shown.

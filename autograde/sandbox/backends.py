@@ -38,6 +38,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -172,13 +173,26 @@ def _write_runner_files(folder: Path) -> Path:
     return folder
 
 
-def _write_stub(folder: Path) -> Path:
-    """A stand-in ``autograde`` package: a ``check`` that does nothing, and the public ``simulated``; returns its folder."""
+def _write_stub(folder: Path, student_files: Mapping[str, Path]) -> Path:
+    """A stand-in ``autograde`` package: a ``check`` that does nothing, and the modules student code may import.
+
+    ``student_files`` maps a path inside the package (``simulated.py``,
+    ``exercises/<name>/<module>.py``) to the file to copy there; every folder
+    on the way gets an empty ``__init__.py``. Returns the package's folder.
+    """
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "__init__.py").write_text('"""Grading runs outside this sandbox."""\n')
     (folder / "checks.py").write_text(STUB_CHECKS)
-    # The instrumented model and clock that exercise 1's own cells use to try a loop; no check or answer is in it.
-    shutil.copyfile(Path(__file__).resolve().parents[1] / "simulated.py", folder / "simulated.py")
+    for relative, source in student_files.items():
+        target = folder / relative
+        for package in target.relative_to(folder).parents:
+            init = folder / package / "__init__.py"
+            if not init.exists():
+                init.parent.mkdir(parents=True, exist_ok=True)
+                init.write_text("")
+        shutil.copyfile(source, target)
+    for path in folder.rglob("*"):
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
     return folder
 
 
@@ -277,13 +291,22 @@ def _namespace_script(root: Path, paths: dict[str, Path], runner: Path, stub: Pa
     return "\n".join(lines)
 
 
-def start(policy: SandboxPolicy, backend: str | None = None, log_path: Path | None = None) -> SandboxProcess:
-    """Start one sandbox running the runner; its pipes speak :mod:`autograde.sandbox.protocol`."""
+def start(
+    policy: SandboxPolicy,
+    backend: str | None = None,
+    log_path: Path | None = None,
+    student_files: Mapping[str, Path] | None = None,
+) -> SandboxProcess:
+    """Start one sandbox running the runner; its pipes speak :mod:`autograde.sandbox.protocol`.
+
+    ``student_files``: the modules of the ``autograde`` package that student
+    code may import (see :func:`_write_stub`); none by default.
+    """
     backend = backend or probe().backend
     workdir = Path(tempfile.mkdtemp(prefix="grading-sandbox-"))
     os.chmod(workdir, 0o711)
     runner = _write_runner_files(workdir / "runner")
-    stub = _write_stub(workdir / "stub")
+    stub = _write_stub(workdir / "stub", student_files or {})
     for folder in (runner, stub):
         os.chmod(folder, 0o755)
     log = open(log_path, "ab") if log_path else subprocess.DEVNULL  # noqa: SIM115 -- closed by Popen's owner

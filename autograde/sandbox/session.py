@@ -24,45 +24,49 @@ from __future__ import annotations
 import contextlib
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autograde.checking.student_code import CheckFailed
 from autograde.sandbox import backends
 from autograde.sandbox.policy import SandboxPolicy
 from autograde.sandbox.protocol import Channel, ChannelClosed, ChannelTimeout, ProtocolError, RemoteObject, is_plain
-from autograde.checking.student_code import CheckFailed
 
 FULL_SCRATCH_BYTES = 1024 * 1024
 """Less free space than this on the sandbox's /scratch after a cell counts as filling the disk."""
-HOST_MODULES = ("infer_lib.", "autograde.simulated")
-"""Only objects of these modules (the course library, the checks' instrumented model) are handed to student code."""
+COURSE_LIBRARY = "infer_lib."
+"""Objects of the course library may be handed to student code (a cache, a model's config)."""
 
 
-HOST_METHODS: dict[str, frozenset[str]] = {
-    "InstrumentedModel": frozenset({"new_cache", "prefill", "decode", "forward"}),
-}
-"""The only methods student code may call on the grader's objects (exercise 1's model); the clock is called as itself."""
+@dataclass(frozen=True)
+class HostObjects:
+    """What student code may do with the grader's objects that checks hand it.
 
-
-def host_readable(obj: Any, name: str, value: Any) -> bool:
-    """Whether student code may read ``obj.name`` of a grader's object: a listed method, or plain data.
-
-    Anything else (the real model behind the instrumented one, its weights,
-    the clock object, a method that writes files) stays on the grader's side.
+    ``handed`` maps each class of such objects that is not the course
+    library's (exercise 1's instrumented model and clock, declared in its
+    manifest) to the only methods student code may call on them.
     """
-    if callable(value):
-        return name in HOST_METHODS.get(type(obj).__name__, frozenset())
-    return is_plain(value)
 
+    handed: Mapping[type, frozenset[str]] = field(default_factory=dict)
 
-def host_exportable(obj: Any) -> bool:
-    """Whether the grader may hand ``obj`` to student code as a handle: course objects and their methods only."""
-    if isinstance(obj, (type, type(sys))) or callable(obj) and type(obj).__name__ in ("function", "builtin_function_or_method"):
-        return False
-    target = getattr(obj, "__self__", obj) if type(obj).__name__ == "method" else obj
-    module = type(target).__module__
-    return any(module.startswith(prefix) for prefix in HOST_MODULES)
+    def readable(self, obj: Any, name: str, value: Any) -> bool:
+        """Whether student code may read ``obj.name`` of a grader's object: a listed method, or plain data.
+
+        Anything else (the real model behind the instrumented one, its weights,
+        the clock object, a method that writes files) stays on the grader's side.
+        """
+        if callable(value):
+            return name in self.handed.get(type(obj), frozenset())
+        return is_plain(value)
+
+    def exportable(self, obj: Any) -> bool:
+        """Whether the grader may hand ``obj`` to student code as a handle: course objects and their methods only."""
+        if isinstance(obj, (type, type(sys))) or callable(obj) and type(obj).__name__ in ("function", "builtin_function_or_method"):
+            return False
+        target = getattr(obj, "__self__", obj) if type(obj).__name__ == "method" else obj
+        return type(target).__module__.startswith(COURSE_LIBRARY) or type(target) in self.handed
 
 
 class _HostChannel(Channel):
@@ -133,6 +137,9 @@ class StudentSession:
     policy: SandboxPolicy
     backend: str | None = None
     log_path: Path | None = None
+    host_objects: HostObjects = field(default_factory=HostObjects)
+    student_files: Mapping[str, Path] = field(default_factory=dict)
+    """Modules of ``autograde`` that student code may import (see :func:`autograde.sandbox.backends.start`)."""
     events: list[SessionEvent] = field(default_factory=list)
     cell_errors: dict[int, str] = field(default_factory=dict)
 
@@ -183,14 +190,14 @@ class StudentSession:
         if self._over_time():
             raise CheckFailed(f"not run: the submission used its {self.policy.submission_timeout_s:.0f} s limit")
         try:
-            self._process = backends.start(self.policy, self.backend, self.log_path)
+            self._process = backends.start(self.policy, self.backend, self.log_path, self.student_files)
         except Exception as error:
             raise SandboxError(f"could not start the grading sandbox: {type(error).__name__}: {error}") from error
         channel = _HostChannel(
             self._process.stdout_fd,
             self._process.stdin_fd,
-            exportable=host_exportable,
-            readable=host_readable,
+            exportable=self.host_objects.exportable,
+            readable=self.host_objects.readable,
             timeout_s=self.policy.cell_timeout_s,
             on_failure=None,
         )

@@ -1,7 +1,7 @@
 """Inputs of exercise 1's checks, and its expected values computed by the reference solution.
 
 :func:`build_expected` is what :mod:`autograde.regenerate_expected` writes to
-``autograde/expected/ex01.json``. The inputs of every visible and hidden case
+``expected.json``. The inputs of every visible and hidden case
 are defined below; the expected outputs come from running the reference
 solution (the source notebook's solution cells, see :mod:`autograde.authoring.reference`)
 on the tiny model with the simulated clock. Regenerate after changing the
@@ -25,13 +25,11 @@ import numpy as np
 
 from infer_lib.transformer import load_tiny_model
 
-from autograde.checking.expected import seconds_to_json
 from autograde.authoring.reference import run_answers, source_notebook_path
-from autograde.simulated import CallCosts, InstrumentedModel, SimulatedClock
+from autograde.checking.expected import seconds_to_json
+from autograde.exercises.ex01_prefill_decode.simulated import CallCosts, InstrumentedModel, SimulatedClock
 
 EXERCISE = "ex01_prefill_decode"
-EXPECTED_KEY = "ex01"
-"""Name of the expected-values file: ``autograde/expected/ex01.json``."""
 MIN_LOGIT_MARGIN = 0.1
 """Smallest allowed gap between the best and second-best logit at any greedy step."""
 COSTS = CallCosts(start_s=100.0, prefill_base_s=0.020, prefill_per_token_s=0.002, decode_step_s=0.010)

@@ -1,15 +1,16 @@
 """Checks of exercise 1 (prefill and decode): ``generate``, ``latency_metrics``, ``num_tokens_processed``.
 
-Every expected value comes from ``autograde/expected/ex01.json``
-(written by :mod:`autograde.regenerate_expected` from the notebook's
-reference solution), so the reference answer exists in one place only.
-Visible checks show expected values in their messages; hidden checks (names
-ending in ``_hidden``) only say which case failed and in what way.
+Every expected value comes from ``expected.json`` (written by
+:mod:`autograde.regenerate_expected` from the notebook's reference
+solution), so the reference answer exists in one place only. Each check is
+written once and run on the visible cases (its messages show expected
+values) and on the hidden ones (its messages only say which case failed and
+in what way).
 
-``generate`` always runs on an :class:`~autograde.simulated.InstrumentedModel`
+``generate`` always runs on an :class:`~.simulated.InstrumentedModel`
 wrapped around a fresh copy of the tiny model, with a
-:class:`~autograde.simulated.SimulatedClock`, so tokens are real and
-timestamps are exact.
+:class:`~.simulated.SimulatedClock`, so tokens are real and timestamps are
+exact.
 """
 
 from __future__ import annotations
@@ -17,13 +18,11 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 from infer_lib.transformer import load_tiny_model
 
-from autograde.checking.expected import load_expected, seconds_from_json
-from autograde.simulated import CallCosts, InstrumentedModel, SimulatedClock
+from autograde.checking.expected import seconds_from_json
 from autograde.checking.student_code import (
     CheckFailed,
     as_float,
@@ -35,9 +34,13 @@ from autograde.checking.student_code import (
     require_raises,
     same_seconds,
 )
+from autograde.exercises.ex01_prefill_decode.simulated import (
+    CallCosts,
+    InstrumentedModel,
+    SimulatedClock,
+    TooManyModelCalls,
+)
 
-EXPECTED_KEY = "ex01"
-"""Expected values live in ``autograde/expected/ex01.json``."""
 METRIC_KEYS = ("ttft_s", "tpot_s", "e2e_s")
 EXTRA_CALLS_ALLOWED = 20
 """Model calls beyond a correct run's count before the run is stopped as runaway."""
@@ -73,9 +76,8 @@ def _describe(case: dict[str, Any], hidden: bool, index: int, total: int) -> str
     )
 
 
-def _generate_cases(hidden: bool) -> tuple[CallCosts, list[dict[str, Any]]]:
-    """The simulated call costs and the visible or hidden cases of ``generate``, loaded before any student code runs."""
-    expected = load_expected(EXPECTED_KEY)
+def _generate_cases(expected: dict[str, Any], hidden: bool) -> tuple[CallCosts, list[dict[str, Any]]]:
+    """The simulated call costs and the visible or hidden cases of ``generate``."""
     return _costs(expected), expected["generate"]["hidden" if hidden else "visible"]
 
 
@@ -90,7 +92,10 @@ def _run_generate(
     instrumented = InstrumentedModel(model, clock, costs, max_calls=max_calls)
     args = (instrumented, list(case["prompt_ids"]), case["max_new_tokens"], case["eos_id"])
     kwargs = {"clock": clock} if pass_clock else {}
-    result = call_student(generate, args, kwargs, label=label, show_output=not hidden)
+    try:
+        result = call_student(generate, args, kwargs, label=label, show_output=not hidden)
+    except TooManyModelCalls as error:
+        raise CheckFailed(f"{label}: {error}") from None
     if type(result) is not tuple or len(result) != 3:
         raise CheckFailed(
             f"{label} must return a tuple (new_token_ids, request_time_s, token_times_s), "
@@ -123,10 +128,10 @@ def _token_hint(got: list[int], want: list[int], eos_id: int) -> str:
     return " Take the greedy token (greedy(logits[0])) at every step, starting with the prefill's logits."
 
 
-def _check_tokens(generate: Callable[..., Any], hidden: bool) -> None:
+def check_tokens(generate: Callable[..., Any], expected: dict[str, Any], hidden: bool) -> None:
     """Token ids of every case match greedy decoding; visible: bad input raises ValueError."""
     __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
-    costs, cases = _generate_cases(hidden)
+    costs, cases = _generate_cases(expected, hidden)
     for index, case in enumerate(cases):
         name = _describe(case, hidden, index, len(cases))
         # The first visible case leaves `clock` at its default: time.perf_counter must work too.
@@ -148,10 +153,10 @@ def _check_tokens(generate: Callable[..., Any], hidden: bool) -> None:
         require_raises(generate, (model, prompt_ids, 0, eos_id), ValueError, label="generate with max_new_tokens=0")
 
 
-def _check_cache_use(generate: Callable[..., Any], hidden: bool) -> None:
+def check_cache_use(generate: Callable[..., Any], expected: dict[str, Any], hidden: bool) -> None:
     """Every case makes one prefill of the prompt, then one single-token decode per further token."""
     __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
-    costs, cases = _generate_cases(hidden)
+    costs, cases = _generate_cases(expected, hidden)
     for index, case in enumerate(cases):
         name = _describe(case, hidden, index, len(cases))
         run = _run_generate(generate, case, costs, hidden=hidden, pass_clock=True, label=f"generate for {name}")
@@ -202,10 +207,10 @@ def _cache_problem(model: InstrumentedModel, case: dict[str, Any], hidden: bool)
     return None
 
 
-def _check_timestamps(generate: Callable[..., Any], hidden: bool) -> None:
+def check_timestamps(generate: Callable[..., Any], expected: dict[str, Any], hidden: bool) -> None:
     """request_time_s and token_times_s equal the simulated clock's readings at the right moments."""
     __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
-    costs, cases = _generate_cases(hidden)
+    costs, cases = _generate_cases(expected, hidden)
     for index, case in enumerate(cases):
         name = _describe(case, hidden, index, len(cases))
         run = _run_generate(generate, case, costs, hidden=hidden, pass_clock=True, label=f"generate for {name}")
@@ -241,11 +246,6 @@ def _check_timestamps(generate: Callable[..., Any], hidden: bool) -> None:
             )
 
 
-def _metrics_cases(section: str, hidden: bool) -> list[dict[str, Any]]:
-    """The visible or hidden cases of one section of the expected values."""
-    return load_expected(EXPECTED_KEY)[section]["hidden" if hidden else "visible"]
-
-
 def _compare_metrics(got: dict[str, float], want_json: dict[str, Any], label: str, hidden: bool) -> None:
     """Fail unless every metric matches (NaN where NaN is expected)."""
     __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
@@ -259,10 +259,10 @@ def _compare_metrics(got: dict[str, float], want_json: dict[str, Any], label: st
     raise CheckFailed(f"{label}: {details}.")
 
 
-def _check_latency_metrics(latency_metrics: Callable[..., Any], hidden: bool) -> None:
+def check_latency_metrics(latency_metrics: Callable[..., Any], expected: dict[str, Any], hidden: bool) -> None:
     """TTFT, TPOT (NaN for one token) and e2e of every case; visible: no tokens raises ValueError."""
     __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
-    cases = _metrics_cases("latency_metrics", hidden)
+    cases = expected["latency_metrics"]["hidden" if hidden else "visible"]
     for index, case in enumerate(cases):
         request_time_s = case["request_time_s"]
         token_times_s = copy.deepcopy(case["token_times_s"])
@@ -278,10 +278,10 @@ def _check_latency_metrics(latency_metrics: Callable[..., Any], hidden: bool) ->
         require_raises(latency_metrics, (1.0, []), ValueError, label="latency_metrics(1.0, []) (no token at all)")
 
 
-def _check_tokens_processed(num_tokens_processed: Callable[..., Any], hidden: bool) -> None:
+def check_tokens_processed(num_tokens_processed: Callable[..., Any], expected: dict[str, Any], hidden: bool) -> None:
     """Token positions processed with and without the cache; visible: bad input raises ValueError."""
     __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
-    cases = _metrics_cases("num_tokens_processed", hidden)
+    cases = expected["num_tokens_processed"]["hidden" if hidden else "visible"]
     for index, case in enumerate(cases):
         args = tuple(case["args"])
         label = (
@@ -298,17 +298,3 @@ def _check_tokens_processed(num_tokens_processed: Callable[..., Any], hidden: bo
         for args, what in (((5, 0, True), "num_new_tokens=0"), ((0, 3, False), "prompt_len=0")):
             require_raises(num_tokens_processed, args, ValueError, label=f"num_tokens_processed with {what}")
 
-
-CHECKS: dict[str, Callable[[Any], None]] = {
-    "ex01_generate_tokens": partial(_check_tokens, hidden=False),
-    "ex01_generate_tokens_hidden": partial(_check_tokens, hidden=True),
-    "ex01_generate_kv_cache": partial(_check_cache_use, hidden=False),
-    "ex01_generate_kv_cache_hidden": partial(_check_cache_use, hidden=True),
-    "ex01_generate_timestamps": partial(_check_timestamps, hidden=False),
-    "ex01_generate_timestamps_hidden": partial(_check_timestamps, hidden=True),
-    "ex01_latency_metrics": partial(_check_latency_metrics, hidden=False),
-    "ex01_latency_metrics_hidden": partial(_check_latency_metrics, hidden=True),
-    "ex01_tokens_processed": partial(_check_tokens_processed, hidden=False),
-    "ex01_tokens_processed_hidden": partial(_check_tokens_processed, hidden=True),
-}
-"""Check name -> function taking the student's answer (one function)."""

@@ -1,7 +1,7 @@
 """Inputs of exercise 2's checks (GPT-2-style parameter counts); expected values come from the reference solution.
 
 :func:`build_expected` is what :mod:`autograde.regenerate_expected` writes to
-``autograde/expected/ex02.json``. Visible cases are the notebook's worked
+``expected.json``. Visible cases are the notebook's worked
 example, GPT-2 small (L = 12, D = 768, F = 3072, V = 50257, C = 1024; its
 released checkpoint holds 124,439,808 values). Hidden cases use other
 shapes: GPT-2 medium and XL, GPT-3 175B (Brown et al. 2020, Table 2.1:
@@ -15,11 +15,10 @@ from typing import Any
 
 import nbformat
 
-from autograde.checking.numeric_cases import BadInput, Case, function_section
 from autograde.authoring.reference import run_answers, source_notebook_path
+from autograde.checking.numeric_cases import BadInput, Case, function_section
 
 EXERCISE = "ex02_attention_ffn"
-EXPECTED_KEY = "ex02"
 
 GPT2_SMALL = (12, 768, 3072, 50257, 1024)
 GPT2_MEDIUM = (24, 1024, 4096, 50257, 1024)

@@ -1,7 +1,7 @@
 """Inputs of exercise 3's checks (cross-layer attention, memory that fits); expected values come from the reference.
 
 :func:`build_expected` is what :mod:`autograde.regenerate_expected` writes to
-``autograde/expected/ex03.json``. Visible cases are the notebook's worked
+``expected.json``. Visible cases are the notebook's worked
 examples: Llama 3.1 8B's shape (32 layers, 32 query heads, 8 KV heads of
 128) with CLA2 at BF16, and that model's BF16 weights (8,030,261,248
 parameters) on an H200 (141 GB). Hidden cases use other layer counts (some
@@ -17,11 +17,10 @@ from typing import Any
 
 import nbformat
 
-from autograde.checking.numeric_cases import BadInput, Case, function_section, stable_count_guard
 from autograde.authoring.reference import run_answers, source_notebook_path
+from autograde.checking.numeric_cases import BadInput, Case, function_section, stable_count_guard
 
 EXERCISE = "ex03_kv_cache"
-EXPECTED_KEY = "ex03"
 
 LLAMA_8B_PARAMS = 8_030_261_248
 LLAMA_70B_PARAMS = 70_553_706_496

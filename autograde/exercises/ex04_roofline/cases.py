@@ -1,7 +1,7 @@
 """Inputs of exercise 4's checks (an MoE expert layer on the roofline); expected values come from the reference.
 
 :func:`build_expected` is what :mod:`autograde.regenerate_expected` writes to
-``autograde/expected/ex04.json``. Visible cases are the notebook's worked
+``expected.json``. Visible cases are the notebook's worked
 examples: Mixtral 8x7B's experts (E = 8, k = 2, D = 4096, F = 14336) at batch
 64 and BF16, on an H100 SXM (989.4e12 dense BF16 FLOP/s, 3.35e12 bytes/s).
 Hidden cases use other shapes (DeepSeek-V3's routed experts: E = 256, k = 8,
@@ -16,11 +16,10 @@ from typing import Any
 
 import nbformat
 
-from autograde.checking.numeric_cases import BadInput, Case, function_section
 from autograde.authoring.reference import run_answers, source_notebook_path
+from autograde.checking.numeric_cases import BadInput, Case, function_section
 
 EXERCISE = "ex04_roofline"
-EXPECTED_KEY = "ex04"
 
 MXFP4 = 0.53125  # 4-bit values plus an 8-bit scale per 32 values
 

@@ -1,7 +1,7 @@
 """Inputs of exercise 5's checks (the cheapest configuration meeting an SLO); expected values come from the reference.
 
 :func:`build_expected` is what :mod:`autograde.regenerate_expected` writes to
-``autograde/expected/ex05.json``. The visible cases are the notebook's worked
+``expected.json``. The visible cases are the notebook's worked
 examples, read from its setup cell (``WORKED_SWEEP``, ``GPU_HOUR_USD`` and the
 worked SLO), so they exist in one place only. Hidden cases use other
 throughputs and prices, other sweeps (unsorted, three chips, the cheapest point
@@ -22,11 +22,10 @@ from typing import Any
 
 import nbformat
 
-from autograde.checking.numeric_cases import BadInput, Case, function_section
 from autograde.authoring.reference import run_answers, source_notebook_path
+from autograde.checking.numeric_cases import BadInput, Case, function_section
 
 EXERCISE = "ex05_batching"
-EXPECTED_KEY = "ex05"
 MIN_COST_GAP = 1e-6
 """Smallest relative gap between two different costs of points that meet a case's SLO."""
 

@@ -1,36 +1,39 @@
 """Checks of exercise 5 (batching economics): cost per million output tokens, a two-limit SLO, the cheapest point.
 
-Expected values come from ``autograde/expected/ex05.json`` (written by
+Expected values come from ``expected.json`` (written by
 :mod:`autograde.regenerate_expected` from the notebook's reference solution).
-The cost is a function of plain numbers, checked by :mod:`autograde.checking.numeric_checks`;
-the other two take configuration points (dicts) and are checked here, by the
-same rules: inputs are copies, the expected values are loaded before the
-student's code runs, and a result's exact type is checked before it is
-compared (a ``bool``; a point is a ``dict`` of plain strings and numbers, or
-None), so an object that claims to equal everything earns nothing. Hidden
-checks name the case by its position only.
+The cost is a function of plain numbers, a declarative spec
+(:mod:`autograde.checking.numeric_checks`); the other two take configuration
+points (dicts) and are checked here, each by one function for the visible
+and the hidden cases, by the same rules: inputs are copies, the expected
+values are loaded before the student's code runs, and a result's exact type
+is checked before it is compared (a ``bool``; a point is a ``dict`` of plain
+strings and numbers, or None), so an object that claims to equal everything
+earns nothing. Hidden checks name the case by its position only.
 """
 
 from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 import numpy as np
 
-from autograde.checking.expected import load_expected
-from autograde.checking.numeric_checks import FunctionSpec, make_checks
-from autograde.checking.student_code import FLOAT_TYPES, INT_TYPES, CheckFailed, call_student, require_raises
+from autograde.checking.numeric_checks import FunctionSpec
+from autograde.checking.student_code import (
+    FLOAT_TYPES,
+    INT_TYPES,
+    CheckFailed,
+    call_student,
+    case_label,
+    require_raises,
+)
 
-EXPECTED_KEY = "ex05"
 BOOL_TYPES = (bool, np.bool_)
 PLAIN_TYPES = (str, *INT_TYPES, *FLOAT_TYPES)
 
 COST = FunctionSpec(
-    check_name="ex05_cost_per_million",
-    expected_key=EXPECTED_KEY,
     function_name="cost_per_million_output_tokens",
     parameters=("throughput_tokens_per_s_per_gpu", "gpu_hour_usd"),
     result="quantity",
@@ -42,25 +45,17 @@ COST = FunctionSpec(
 )
 
 
-def _cases(function_name: str, hidden: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The visible or hidden cases of a function, and its bad inputs, loaded before any student code runs."""
-    section = load_expected(EXPECTED_KEY)[function_name]
+def _cases(section: dict[str, Any], hidden: bool) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The visible or hidden cases of a function, and its bad inputs."""
     return section["hidden" if hidden else "visible"], section["bad_inputs"]
 
 
-def _label(function_name: str, case: dict[str, Any], index: int, total: int, hidden: bool) -> str:
-    """How a message names a case: its inputs in words if visible, only its position if hidden."""
-    if hidden:
-        return f"{function_name}, hidden case {index + 1} of {total}"
-    return f"{function_name} for {case['note']}"
-
-
-def _check_meets(meets_slo: Callable[..., Any], hidden: bool) -> None:
+def check_meets_slo(meets_slo: Callable[..., Any], expected: dict[str, Any], hidden: bool) -> None:
     """Every point against its SLO; visible: a bad limit raises ValueError."""
     __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
-    cases, bad_inputs = _cases("meets_slo", hidden)
+    cases, bad_inputs = _cases(expected["meets_slo"], hidden)
     for index, case in enumerate(cases):
-        label = _label("meets_slo", case, index, len(cases), hidden)
+        label = case_label("meets_slo", case, index, len(cases), hidden)
         if not hidden:
             _, low, high = case["args"]
             label = f"meets_slo(the point {case['note']!r}, {low!r}, {high!r})"
@@ -102,12 +97,12 @@ def _describe(point: dict[str, Any] | None) -> str:
     return "None (no point meets the SLO)" if point is None else f"the point {point.get('label')!r}"
 
 
-def _check_cheapest(cheapest: Callable[..., Any], hidden: bool) -> None:
+def check_cheapest(cheapest: Callable[..., Any], expected: dict[str, Any], hidden: bool) -> None:
     """The cheapest point meeting the SLO, or None; visible: bad input raises ValueError."""
     __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
-    cases, bad_inputs = _cases("cheapest_config_meeting_slo", hidden)
+    cases, bad_inputs = _cases(expected["cheapest_config_meeting_slo"], hidden)
     for index, case in enumerate(cases):
-        label = _label("cheapest_config_meeting_slo", case, index, len(cases), hidden)
+        label = case_label("cheapest_config_meeting_slo", case, index, len(cases), hidden)
         if not hidden:
             _, low, high, prices = case["args"]
             label = f"cheapest_config_meeting_slo(WORKED_SWEEP, {low!r}, {high!r}, {prices!r})"
@@ -128,12 +123,3 @@ def _check_cheapest(cheapest: Callable[..., Any], hidden: bool) -> None:
             label = f"cheapest_config_meeting_slo(WORKED_SWEEP, {low!r}, {high!r}, {prices!r}) ({bad['why']})"
             require_raises(cheapest, tuple(copy.deepcopy(bad["args"])), ValueError, label=label)
 
-
-CHECKS: dict[str, Callable[[Any], None]] = {
-    **make_checks([COST]),
-    "ex05_meets_slo": partial(_check_meets, hidden=False),
-    "ex05_meets_slo_hidden": partial(_check_meets, hidden=True),
-    "ex05_cheapest_config": partial(_check_cheapest, hidden=False),
-    "ex05_cheapest_config_hidden": partial(_check_cheapest, hidden=True),
-}
-"""Check name -> function taking the student's answer (one function)."""

@@ -1,7 +1,7 @@
 """Inputs of exercise 6's checks (a queue policy with aging); expected values come from the reference.
 
 :func:`build_expected` is what :mod:`autograde.regenerate_expected` writes to
-``autograde/expected/ex06.json``. The visible cases are the notebook's worked
+``expected.json``. The visible cases are the notebook's worked
 examples: its ``WORKED_TRACE`` served one request at a time, and the queue of
 four requests its text shows. Hidden cases use other queues and aging rates,
 records with ties and unsorted ids, and traces served with continuous,
@@ -49,7 +49,6 @@ from infer_lib.serving import (
 from autograde.authoring.reference import run_answers, source_notebook_path
 
 EXERCISE = "ex06_serving_engines"
-EXPECTED_KEY = "ex06"
 MODEL, CHIP = "Llama 3.1 8B", "H100 SXM"
 WORKED_ENGINE = {"scheduler": {"batching": "continuous", "max_num_seqs": 1}, "cache": {}}
 """The engine of the notebook's ``run_worked_trace``: one request at a time."""

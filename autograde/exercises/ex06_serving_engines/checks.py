@@ -1,6 +1,6 @@
 """Checks of exercise 6 (serving engines): how often requests are overtaken, and a queue policy with aging.
 
-Expected values come from ``autograde/expected/ex06.json`` (written by
+Expected values come from ``expected.json`` (written by
 :mod:`autograde.regenerate_expected` from the notebook's reference solution).
 The policy is judged where it lives: its ``waiting_key`` orders queues of
 requests and picks preemption victims, and whole traces are served by
@@ -22,17 +22,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from functools import partial
 from typing import Any
 
 from infer_lib.hardware import get_chip
 from infer_lib.models import get_model
 from infer_lib.serving import CacheConfig, QueuePolicy, Request, RequestRecord, SchedulerConfig, simulate
 
-from autograde.checking.expected import load_expected
-from autograde.checking.student_code import FLOAT_TYPES, INT_TYPES, CheckFailed, call_student, require_raises
+from autograde.checking.student_code import (
+    FLOAT_TYPES,
+    INT_TYPES,
+    CheckFailed,
+    call_student,
+    case_label,
+    require_raises,
+)
 
-EXPECTED_KEY = "ex06"
 CLASS_NAME = "AgingShortestPromptFirst"
 BOUND_SLACK_S = 1e-9
 """Arrivals this close to the end of a request's aging window are not held to the starvation bound."""
@@ -42,16 +46,6 @@ def make_request(row: list[Any]) -> Request:
     """A fresh request from ``[request_id, arrived_at_s, prompt tokens, output tokens]``."""
     request_id, arrived_at_s, num_prefill_tokens, num_decode_tokens = row
     return Request(request_id, arrived_at_s, num_prefill_tokens, num_decode_tokens)
-
-
-def _section(name: str) -> dict[str, Any]:
-    return load_expected(EXPECTED_KEY)[name]
-
-
-def _case_label(what: str, case: dict[str, Any], index: int, total: int, hidden: bool) -> str:
-    if hidden:
-        return f"{what}, hidden case {index + 1} of {total}"
-    return f"{what} for {case['note']}"
 
 
 # --------------------------------------------------------------------------- Task 1: times_overtaken
@@ -71,13 +65,13 @@ def _as_counts(value: object, what: str) -> dict[int, int]:
     return {int(key): int(count) for key, count in value.items()}
 
 
-def _check_times_overtaken(times_overtaken: Callable[..., Any], hidden: bool) -> None:
+def check_times_overtaken(times_overtaken: Callable[..., Any], expected: dict[str, Any], hidden: bool) -> None:
     """Counts of every case; visible: a repeated request_id raises ValueError."""
     __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
-    section = _section("times_overtaken")
+    section = expected["times_overtaken"]
     cases = section["hidden" if hidden else "visible"]
     for index, case in enumerate(cases):
-        label = _case_label("times_overtaken", case, index, len(cases), hidden)
+        label = case_label("times_overtaken", case, index, len(cases), hidden)
         records = [RequestRecord(**fields) for fields in case["records"]]
         result = call_student(times_overtaken, (records,), {}, label=label, show_output=not hidden)
         got = _as_counts(result, f"the result of {label}")
@@ -127,13 +121,13 @@ def _key(policy: QueuePolicy, request: Request, label: str, hidden: bool) -> tup
     return tuple(float(item) for item in key)
 
 
-def _check_order(policy_class: Any, hidden: bool) -> None:
+def check_order(policy_class: Any, expected: dict[str, Any], hidden: bool) -> None:
     """Queue order and preemption victim of every case; visible: a rate <= 0 raises ValueError."""
     __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
-    section = _section("aging_order")
+    section = expected["aging_order"]
     cases = section["hidden" if hidden else "visible"]
     for index, case in enumerate(cases):
-        label = _case_label(f"{CLASS_NAME}.waiting_key", case, index, len(cases), hidden)
+        label = case_label(f"{CLASS_NAME}.waiting_key", case, index, len(cases), hidden)
         policy = _policy(policy_class, case["aging_tokens_per_s"], hidden)
         requests = [make_request(row) for row in case["requests"]]
         named = (lambda request: "a request") if hidden else (lambda request: f"request {request.request_id}")
@@ -198,12 +192,12 @@ def _admission_order(records: list[RequestRecord]) -> list[int]:
     return [record.request_id for record in sorted(records, key=lambda r: (r.first_scheduled_at_s, r.request_id))]
 
 
-def _check_schedule(policy_class: Any, hidden: bool) -> None:
+def check_schedule(policy_class: Any, expected: dict[str, Any], hidden: bool) -> None:
     """Every case's trace, served with the student's policy, matches the reference run and keeps the bound."""
     __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
-    cases = _section("aging_schedule")["hidden" if hidden else "visible"]
+    cases = expected["aging_schedule"]["hidden" if hidden else "visible"]
     for index, case in enumerate(cases):
-        label = _case_label(f"simulate with your {CLASS_NAME}", case, index, len(cases), hidden)
+        label = case_label(f"simulate with your {CLASS_NAME}", case, index, len(cases), hidden)
         rate = case["aging_tokens_per_s"]
         records = _run(_policy(policy_class, rate, hidden), case, label, hidden)
         beyond = _overtaken_beyond_bound(records, rate)
@@ -220,8 +214,8 @@ def _check_schedule(policy_class: Any, hidden: bool) -> None:
             record.request_id
             for record in records
             if not all(
-                _same_s(got, expected)
-                for got, expected in zip(
+                _same_s(got, want_s)
+                for got, want_s in zip(
                     (record.first_scheduled_at_s, record.first_token_at_s, record.finished_at_s),
                     want[record.request_id],
                     strict=True,
@@ -241,13 +235,3 @@ def _check_schedule(policy_class: Any, hidden: bool) -> None:
             f"expected {want_first_token_s:.3f} s."
         )
 
-
-CHECKS: dict[str, Callable[[Any], None]] = {
-    "ex06_times_overtaken": partial(_check_times_overtaken, hidden=False),
-    "ex06_times_overtaken_hidden": partial(_check_times_overtaken, hidden=True),
-    "ex06_aging_order": partial(_check_order, hidden=False),
-    "ex06_aging_order_hidden": partial(_check_order, hidden=True),
-    "ex06_aging_schedule": partial(_check_schedule, hidden=False),
-    "ex06_aging_schedule_hidden": partial(_check_schedule, hidden=True),
-}
-"""Check name -> function taking the student's answer (a function or the policy class)."""

@@ -1,0 +1,105 @@
+"""Every exercise's manifest, found in its folder, and every named check they declare.
+
+An exercise is known by having ``autograde/exercises/<name>/manifest.py``;
+nothing else lists the exercises. Each test cell of a manifest gives two
+named checks, ``<cell>`` (visible cases) and ``<cell>_hidden`` (hidden cases),
+both running the cell's one check function.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from autograde.checking.expected import load_expected
+from autograde.checking.manifest import EXERCISES_DIR, EXERCISES_PACKAGE, ExerciseManifest, TestCell
+
+RELEASED_ALIASES = {"simulated": "autograde.exercises.ex01_prefill_decode.simulated"}
+"""Public names that released notebooks import (``autograde.simulated``) -> the student module they stand for."""
+
+
+@cache
+def manifests() -> tuple[ExerciseManifest, ...]:
+    """The manifest of every folder of ``autograde/exercises/``, in name order."""
+    found = []
+    for folder in sorted(EXERCISES_DIR.iterdir()):
+        if not (folder / "manifest.py").is_file():
+            continue
+        manifest = importlib.import_module(f"{EXERCISES_PACKAGE}.{folder.name}.manifest").MANIFEST
+        if not isinstance(manifest, ExerciseManifest) or manifest.name != folder.name:
+            raise ValueError(f"{folder}/manifest.py must define MANIFEST = ExerciseManifest(name={folder.name!r}, ...)")
+        found.append(manifest)
+    return tuple(found)
+
+
+def manifest_of(exercise: str) -> ExerciseManifest:
+    """The manifest of ``exercise``; KeyError naming the known ones if there is none."""
+    for manifest in manifests():
+        if manifest.name == exercise:
+            return manifest
+    raise KeyError(f"no exercise {exercise!r}; known: {', '.join(m.name for m in manifests())}")
+
+
+@dataclass(frozen=True)
+class NamedCheck:
+    """A test cell's check on its visible or its hidden cases, as ``check(name, answer)`` calls it."""
+
+    exercise: str
+    cell: TestCell
+    hidden: bool
+
+    def __call__(self, answer: Any) -> None:
+        __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
+        # Loaded before the student's code runs, and a fresh copy for every check.
+        expected = load_expected(self.exercise)
+        self.cell.check(answer, expected, self.hidden)
+
+
+@cache
+def named_checks() -> dict[str, NamedCheck]:
+    """Check name -> the check, for every test cell of every exercise: ``<cell>`` and ``<cell>_hidden``."""
+    checks: dict[str, NamedCheck] = {}
+    for manifest in manifests():
+        for cell in manifest.test_cells:
+            for name, hidden in ((cell.name, False), (cell.hidden_name, True)):
+                if name in checks:
+                    raise ValueError(f"two checks are called {name!r} ({checks[name].exercise} and {manifest.name})")
+                checks[name] = NamedCheck(manifest.name, cell, hidden)
+    return checks
+
+
+def student_module_files() -> dict[str, Path]:
+    """Files a grading sandbox's stand-in ``autograde`` package holds: path inside it -> this checkout's file.
+
+    The student modules of every exercise (``exercises/<name>/<module>.py``) and
+    the public aliases of :data:`RELEASED_ALIASES`; never a check, a case or an
+    expected value.
+    """
+    package_dir = EXERCISES_DIR.parent
+    files = {
+        f"exercises/{manifest.name}/{module}.py": manifest.folder / f"{module}.py"
+        for manifest in manifests()
+        for module in manifest.student_modules
+    }
+    for alias, target in RELEASED_ALIASES.items():
+        if f"{target.removeprefix('autograde.').replace('.', '/')}.py" not in files:
+            raise ValueError(f"autograde.{alias} stands for {target}, which no manifest lists in student_modules")
+        files[f"{alias}.py"] = package_dir / f"{alias}.py"
+    return files
+
+
+def student_module_names() -> frozenset[str]:
+    """Dotted names of the modules student code may import from ``autograde`` (besides ``autograde.checks``)."""
+    names = {f"autograde.{path.removesuffix('.py').replace('/', '.')}" for path in student_module_files()}
+    return frozenset(names)
+
+
+def handed_to_student_code() -> dict[type, frozenset[str]]:
+    """Every class of grader objects that checks hand to student code -> the methods student code may call."""
+    handed: dict[type, frozenset[str]] = {}
+    for manifest in manifests():
+        handed.update(manifest.handed_to_student_code)
+    return handed
