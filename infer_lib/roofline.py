@@ -102,9 +102,9 @@ def operation_time_s(flops: float, num_bytes: float, peak_flops_per_s: float, me
     """Roofline time of one operation on its own, in seconds: the lower bound of a step made of that operation alone.
 
     That is :attr:`StepEstimate.time_s`, max(compute time, memory time), on a processor
-    given by its peak FLOP/s and memory bandwidth rather than a datasheet :class:`Chip`, so
-    a roofline measured on the reader's machine (``infer_lib.cpu_roofline``) times
-    operations the same way. Introduced in ch-roofline.
+    given by its peak FLOP/s and memory bandwidth rather than a datasheet
+    :class:`~infer_lib.hardware.Chip`, so a roofline measured on the reader's machine
+    (``infer_lib.cpu_roofline``) times operations the same way. Introduced in ch-roofline.
     """
     require_positive_number("peak_flops_per_s", peak_flops_per_s)
     require_positive_number("memory_bytes_per_s", memory_bytes_per_s)
