@@ -15,7 +15,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PORT ?= 8000
 SUBMISSIONS ?= submissions
 
-.PHONY: book test serve bench assignments grade chromium clean help publish linkcheck
+.PHONY: book test serve bench assignments grade chromium bubblewrap clean help publish linkcheck
 
 help:
 	@echo "make book         build the course site into _build/html (then: make serve)"
@@ -46,6 +46,10 @@ $(WIDGETS_STAMP): $(NODE_STAMP) $(VENV_STAMP) scripts/vendor_widgets.py
 chromium:
 	@command -v chromium >/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null; }
 
+# The grading sandbox (autograde/sandbox/backends.py) is built by bubblewrap.
+bubblewrap:
+	@command -v bwrap >/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq bubblewrap >/dev/null; }
+
 # The execution cache is keyed on every file under infer_lib (model configs included) and the
 # lock file: a change to either re-executes every chapter, so stale outputs are never published.
 define clear_stale_cache
@@ -62,7 +66,7 @@ book: $(VENV_STAMP) $(WIDGETS_STAMP) assignments
 	@echo ""
 	@echo "The course is in _build/html. Open it with: make serve  (then http://127.0.0.1:$(PORT))"
 
-test: $(VENV_STAMP) $(WIDGETS_STAMP) chromium assignments
+test: $(VENV_STAMP) $(WIDGETS_STAMP) chromium bubblewrap assignments
 	rm -rf _build/html _build/.doctrees _build/jupyter_execute _build/notebooks
 	@$(clear_stale_cache)
 	$(VENV)/bin/jupyter-book build . -n -W --keep-going
@@ -80,7 +84,7 @@ bench: $(VENV_STAMP)
 assignments: $(VENV_STAMP)
 	$(PY) -m autograde.harness assignments
 
-grade: $(VENV_STAMP)
+grade: $(VENV_STAMP) bubblewrap
 	$(PY) -m autograde.harness grade $(SUBMISSIONS)
 
 # A manual publish: the same gates as CI (make test, every page re-executed), then the site

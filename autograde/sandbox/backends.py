@@ -1,21 +1,23 @@
 """Where a student's code runs while it is graded: one sandbox per submission, and what each one may do.
 
-:class:`SandboxPolicy` states the limits once; a backend enforces them.
+:class:`~autograde.sandbox.policy.SandboxPolicy` states the limits once; a backend enforces them.
 
 - ``namespaces`` (needs root on Linux; what ``make grade`` uses on these
-  machines): ``unshare`` gives the sandbox its own PID, mount, network, IPC
-  and UTS namespaces; inside, a fresh root holds read-only binds of the
-  system, the course's Python environment and ``infer_lib`` only, with a
-  private ``/scratch`` (a size-limited tmpfs) and ``/proc`` of its own;
-  ``setpriv`` then drops to an unprivileged uid with no capabilities and
-  ``no_new_privs``. A cgroup (v1 or v2) limits the memory (no swap) and the
-  processes of the whole tree. The network namespace has no interface but a
-  downed loopback. Everything the student started dies with the sandbox:
-  its first process is the namespace's init, and the cgroup is emptied and
-  removed. The gradebook, the source notebooks, the checks, the hidden
-  cases, other submissions and the harness are not in the sandbox's
-  filesystem at all: ``import autograde`` finds a stub whose ``check`` does
-  nothing.
+  machines): bubblewrap (``bwrap``) gives the sandbox its own PID, mount,
+  network, IPC, UTS and cgroup namespaces and a fresh root that holds
+  read-only binds of the system, the course's Python environment and
+  ``infer_lib`` only, a private size-limited ``/scratch`` and ``/tmp``, its
+  own ``/proc`` and a minimal ``/dev``; ``setpriv`` then drops to an
+  unprivileged uid with no capabilities and ``no_new_privs``. A cgroup (v1
+  or v2, :mod:`autograde.sandbox.cgroup`) limits the memory (no swap) and
+  the processes of the whole tree. The network namespace holds only its own
+  loopback. Everything the student started dies with the sandbox: the
+  namespace's first process is bubblewrap's, which ends when the runner ends
+  or the grader dies (``--die-with-parent``), taking the namespace with it,
+  and the cgroup is emptied and removed. The gradebook, the source
+  notebooks, the checks, the hidden cases, other submissions and the harness
+  are not in the sandbox's filesystem at all: ``import autograde`` finds a
+  stand-in whose ``check`` does nothing (:func:`_write_stub`).
 - ``docker`` / ``podman``: the same policy as container flags
   (:func:`container_command`), for instructors who have an engine. The image
   must hold the course's Python environment at the same path.
@@ -24,15 +26,19 @@
   network is on and the uid is the grader's. ``make grade`` says so loudly
   at the start, and ``--require-sandbox`` refuses to grade with it.
 
+Bubblewrap runs here as root and without a user namespace, on purpose: in a
+user namespace that root creates, the sandbox's uid would map back to root
+outside it, and files the grader can read would be the student's to read.
+Hence the sandbox user comes from ``setpriv``, for which bubblewrap keeps
+only the capabilities to change uid and drop the rest.
+
 :func:`probe` finds what this machine allows, once per process.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import resource
-import shlex
 import shutil
 import signal
 import subprocess
@@ -49,8 +55,10 @@ from autograde.sandbox.policy import MiB, SandboxPolicy
 RUNNER_FILES = {"protocol.py": "sandbox_protocol.py", "runner.py": "sandbox_runner.py"}
 """Files of this package copied into every sandbox, and their names there (the runner imports ``sandbox_protocol``)."""
 RUNNER_DIR = "/opt/grading-runner"
-PR_SET_PDEATHSIG = 1
-"""prctl option: the signal a process gets when its parent dies (linux/prctl.h)."""
+SYSTEM_DIRS = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc")
+"""Shown read-only in every sandbox (those that exist here; a symlink such as ``/bin -> usr/bin`` stays a symlink)."""
+NAMESPACES = ("--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try")
+"""bubblewrap's namespaces for a sandbox: all but the user namespace (see the module docstring)."""
 STUB_CHECKS = '''"""Inside a grading sandbox the checks are not available: the grader runs them, outside."""
 
 
@@ -115,12 +123,8 @@ def _run_quietly(argv: list[str], timeout_s: float = 20.0) -> bool:
 def probe() -> Capabilities:
     """Try each mechanism once and report what this machine enforces."""
     root = os.geteuid() == 0
-    tools = all(shutil.which(tool) for tool in ("unshare", "setpriv", "chroot", "mount", "prlimit"))
-    namespaces = (
-        root
-        and tools
-        and _run_quietly(["unshare", "--pid", "--fork", "--net", "--mount", "--ipc", "--uts", "--", "true"])
-    )
+    tools = all(shutil.which(tool) for tool in ("bwrap", "setpriv", "prlimit"))
+    namespaces = root and tools and _run_quietly(["bwrap", *NAMESPACES, "--ro-bind", "/", "/", "--", "true"])
     version = cgroup_version() if root else 0
     cgroups_ok = False
     if version:
@@ -139,13 +143,12 @@ def probe() -> Capabilities:
     if not root:
         reasons.append("not running as root")
     if not tools:
-        reasons.append("unshare, setpriv, chroot, mount or prlimit is missing")
+        reasons.append("bwrap (Debian package bubblewrap), setpriv or prlimit is missing")
     if root and tools:
-        reasons.append("unshare of PID, mount and network namespaces failed")
+        reasons.append("bwrap could not create PID, mount and network namespaces")
     enforced = ("wall clock per cell and per submission", "output bytes per cell", "memory limit per process (rlimit)")
     missing = tuple(item for item in ALL_LIMITS if item not in enforced)
     return Capabilities("process", enforced, missing, 0, ("namespaces unavailable: " + "; ".join(reasons),))
-
 
 
 def _environment(policy: SandboxPolicy) -> dict[str, str]:
@@ -254,41 +257,39 @@ def _sandbox_uid() -> int:
     return 200_000 + (os.getpid() % 10_000) * 16 + _uid_counter % 16
 
 
-def _namespace_script(root: Path, paths: dict[str, Path], runner: Path, stub: Path, uid: int, policy: SandboxPolicy) -> str:
-    """The shell script that builds the sandbox's filesystem inside the new mount namespace, then drops to ``uid``."""
-    binds = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc"]
-    binds += [str(paths["base"]), str(paths["venv"]), str(paths["infer_lib"])]
-    q = shlex.quote
-    lines = [
-        "set -e",
-        f"R={q(str(root))}",
-        'mount -t tmpfs -o size=64m,mode=755 sandbox-root "$R"',
-        # The writable tmpfs first: the binds below may live under /tmp (a course checked out there).
-        'mkdir -p "$R/proc" "$R/dev" "$R/scratch" "$R/tmp"',
-        f'mount -t tmpfs -o size={policy.scratch_bytes},mode=1777,nosuid,nodev scratch "$R/scratch"',
-        f'mount -t tmpfs -o size={policy.scratch_bytes},mode=1777,nosuid,nodev tmp "$R/tmp"',
+def bwrap_options(paths: dict[str, Path], runner: Path, stub: Path, policy: SandboxPolicy) -> list[str]:
+    """bubblewrap's options for one sandbox: its namespaces and its filesystem (see the module docstring)."""
+    options = [*NAMESPACES, "--die-with-parent", "--new-session"]
+    # setpriv needs these to become the sandbox's user; bubblewrap drops every other capability.
+    options += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP"]
+    # The writable tmpfs first: the binds below may live under /tmp (a course checked out there).
+    for folder in ("/tmp", "/scratch"):
+        options += ["--size", str(policy.scratch_bytes), "--perms", "1777", "--tmpfs", folder]
+    course = {str(paths["base"]): paths["base"], str(paths["venv"]): paths["venv"]}
+    course |= {str(paths["infer_lib"]): paths["infer_lib"], str(paths["autograde"]): stub, RUNNER_DIR: runner}
+    for path in SYSTEM_DIRS:
+        if os.path.islink(path):
+            options += ["--symlink", os.readlink(path), path]
+        elif os.path.exists(path):
+            options += ["--ro-bind", path, path]
+    # Folders on the way to the binds, open to the sandbox's user (bubblewrap would make them 0700).
+    for folder in dict.fromkeys(str(parent) for dest in course for parent in reversed(Path(dest).parents)):
+        if folder != "/":
+            options += ["--perms", "0755", "--dir", folder]
+    for dest, source in course.items():
+        options += ["--ro-bind", str(source), dest]
+    options += ["--proc", "/proc", "--dev", "/dev", "--chdir", "/scratch"]
+    return options
+
+
+def sandbox_command(paths: dict[str, Path], uid: int, policy: SandboxPolicy) -> list[str]:
+    """What bubblewrap runs in the sandbox: the runner, as ``uid`` with no capability, with file limits."""
+    return [
+        "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups",
+        "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
+        "/usr/bin/prlimit", "--core=0", "--nofile=1024", f"--fsize={policy.scratch_bytes}", "--",
+        str(paths["venv"] / "bin" / "python"), "-E", "-s", f"{RUNNER_DIR}/sandbox_runner.py",
     ]
-    for path in dict.fromkeys(binds):
-        lines.append(
-            f'if [ -L {q(path)} ]; then mkdir -p "$R"$(dirname {q(path)}); cp -P {q(path)} "$R"{q(path)}; '
-            f'elif [ -e {q(path)} ]; then mkdir -p "$R"{q(path)}; mount --rbind {q(path)} "$R"{q(path)}; '
-            f'mount -o remount,bind,ro "$R"{q(path)}; fi'
-        )
-    autograde_dir = str(paths["autograde"])
-    lines += [
-        f'mkdir -p "$R"{q(autograde_dir)} "$R"{RUNNER_DIR}',
-        f'mount --bind {q(str(stub))} "$R"{q(autograde_dir)}; mount -o remount,bind,ro "$R"{q(autograde_dir)}',
-        f'mount --bind {q(str(runner))} "$R"{RUNNER_DIR}; mount -o remount,bind,ro "$R"{RUNNER_DIR}',
-        'mount -t proc -o nosuid,nodev,noexec proc "$R/proc"',
-        'for n in null zero full random urandom; do touch "$R/dev/$n"; mount --bind "/dev/$n" "$R/dev/$n"; done',
-        "cd /",
-        f'exec chroot "$R" /usr/bin/setpriv --reuid={uid} --regid={uid} --clear-groups '
-        "--inh-caps=-all --bounding-set=-all --no-new-privs --pdeathsig KILL -- "
-        f"/usr/bin/prlimit --core=0 --nofile=1024 --fsize={policy.scratch_bytes} -- "
-        f"/bin/sh -c 'cd /scratch && exec \"$0\" \"$@\"' {q(str(paths['venv'] / 'bin' / 'python'))} -E -s "
-        f"{RUNNER_DIR}/sandbox_runner.py",
-    ]
-    return "\n".join(lines)
 
 
 def start(
@@ -316,27 +317,29 @@ def start(
             paths = course_paths()
             if probe().cgroup_version:
                 cgroup = Cgroup.create("s", policy.memory_bytes, policy.max_processes)
-            root = workdir / "root"
-            root.mkdir()
-            script = _namespace_script(root, paths, runner, stub, _sandbox_uid(), policy)
-            argv = ["unshare", "--pid", "--fork", "--kill-child=SIGKILL", "--net", "--mount", "--ipc", "--uts",
-                    "--propagation", "private", "--", "/bin/sh", "-c", script]
+            # The options go through a pipe, so that the sandbox's first process (bubblewrap's, whose
+            # command line student code can read) shows no path of the course but the runner's.
+            options_read, options_write = os.pipe()
+            os.write(options_write, b"".join(option.encode() + b"\0" for option in bwrap_options(paths, runner, stub, policy)))
+            os.close(options_write)
+            argv = ["bwrap", "--args", str(options_read), "--", *sandbox_command(paths, _sandbox_uid(), policy)]
             group = cgroup
 
             def enter() -> None:
-                # If the grader dies (even by SIGKILL), unshare gets SIGKILL, and the sandbox's first
-                # process gets it from unshare (setpriv --pdeathsig): nothing outlives a killed grader.
-                ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
                 if group is not None:
                     group.join()
                 else:
                     limit = policy.memory_bytes
                     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
-            process = subprocess.Popen(  # noqa: S603 -- fixed argv
-                argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=_environment(policy),
-                start_new_session=True, preexec_fn=enter,  # noqa: PLW1509 -- runs before exec, nothing threaded
-            )
+            try:
+                process = subprocess.Popen(  # noqa: S603 -- fixed argv
+                    argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, env=_environment(policy),
+                    start_new_session=True, pass_fds=(options_read,),
+                    preexec_fn=enter,  # noqa: PLW1509 -- runs before exec, nothing threaded
+                )
+            finally:
+                os.close(options_read)
         elif backend in ("docker", "podman"):
             argv = container_command(backend, policy, course_paths(), runner, stub, image=os.environ.get("GRADING_IMAGE", ""))
             process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, start_new_session=True)  # noqa: S603
