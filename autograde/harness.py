@@ -122,9 +122,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     grade_parser.add_argument(
         "--sandbox-backend",
-        choices=("namespaces", "docker", "podman", "process"),
+        choices=("namespaces", "process"),
         default=None,
-        help="how to isolate student code (default: the best this machine allows; docker/podman need GRADING_IMAGE)",
+        help="how to isolate student code (default: the best this machine allows)",
     )
     return parser
 
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.require_sandbox and (backend == "process" or (backend == capabilities.backend and capabilities.missing)):
             print(
                 "error: --require-sandbox: this machine cannot enforce the limits marked NOT ENFORCED above; "
-                "grade on a Linux machine as root, or with --sandbox-backend docker/podman",
+                "grade on a Linux machine as root, with bubblewrap installed (make grade installs it)",
                 file=sys.stderr,
             )
             return EXIT_USAGE

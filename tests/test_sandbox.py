@@ -19,8 +19,7 @@ from infer_lib.models import get_model
 from infer_lib.serving import Request
 
 from autograde.checking.registry import student_module_files, student_module_names
-from autograde.sandbox.backends import _write_stub, container_command
-from autograde.sandbox.policy import GiB, SandboxPolicy
+from autograde.sandbox.backends import _write_stub
 from autograde.sandbox.protocol import Channel, RemoteError, RemoteObject
 from grading_support import copy_course, run_harness
 
@@ -110,20 +109,6 @@ def test_exceptions_keep_their_builtin_class_and_others_become_remote_errors():
             pair.lookup("custom")()
     finally:
         pair.close()
-
-
-def test_the_container_backend_applies_the_same_policy():
-    policy = SandboxPolicy(memory_bytes=2 * GiB, max_processes=256, scratch_bytes=GiB)
-    paths = {"venv": Path("/venv"), "base": Path("/base"), "infer_lib": Path("/c/infer_lib"), "autograde": Path("/c/autograde")}
-    argv = container_command("podman", policy, paths, Path("/runner"), Path("/stub"), image="course:1")
-    assert argv[:3] == ["podman", "run", "--rm"]
-    for flag in ("--network=none", f"--memory={2 * GiB}", f"--memory-swap={2 * GiB}", "--pids-limit=256",
-                 "--read-only", "--cap-drop=ALL", "--security-opt=no-new-privileges", "--volume=/stub:/c/autograde:ro"):
-        assert flag in argv
-    assert f"--tmpfs=/scratch:rw,size={GiB},mode=1777" in argv
-    assert not any("/c/exercises" in item or "gradebook" in item for item in argv)
-    with pytest.raises(ValueError, match="GRADING_IMAGE"):
-        container_command("docker", policy, paths, Path("/runner"), Path("/stub"), image="")
 
 
 def _autograde_imports(path: Path) -> set[str]:

@@ -159,7 +159,7 @@ class SandboxedExecute(NbGraderPreprocessor):
     cell_timeout_s = Float(30.0, help="Wall clock for one cell or one call of the student's code.").tag(config=True)
     submission_timeout_s = Float(600.0, help="Wall clock for the whole submission.").tag(config=True)
     memory_bytes = Float(float(2 * GiB), help="Memory of the sandbox's process tree.").tag(config=True)
-    backend = Unicode("", help="namespaces, docker, podman or process; empty: the best this machine allows.").tag(
+    backend = Unicode("", help="namespaces or process; empty: the best this machine allows.").tag(
         config=True
     )
     require_sandbox = Bool(False, help="Refuse to grade if any limit cannot be enforced.").tag(config=True)

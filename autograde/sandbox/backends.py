@@ -18,13 +18,15 @@
   notebooks, the checks, the hidden cases, other submissions and the harness
   are not in the sandbox's filesystem at all: ``import autograde`` finds a
   stand-in whose ``check`` does nothing (:func:`_write_stub`).
-- ``docker`` / ``podman``: the same policy as container flags
-  (:func:`container_command`), for instructors who have an engine. The image
-  must hold the course's Python environment at the same path.
-- ``process`` (the fallback when neither works): a child process with
-  rlimits, its own session and a scratch folder; files are not hidden, the
-  network is on and the uid is the grader's. ``make grade`` says so loudly
-  at the start, and ``--require-sandbox`` refuses to grade with it.
+- ``process`` (the fallback where namespaces cannot be made): a child
+  process with rlimits, its own session and a scratch folder; files are not
+  hidden, the network is on and the uid is the grader's. ``make grade`` says
+  so loudly at the start, and ``--require-sandbox`` refuses to grade with it.
+
+There is no Docker or Podman backend: no container engine runs on the
+machines that test the course, and a sandbox that is never run is not one.
+To grade in a container, run the whole grader in a privileged container
+(``book/instructor_guide.md``, "Grading in a container").
 
 Bubblewrap runs here as root and without a user namespace, on purpose: in a
 user namespace that root creates, the sandbox's uid would map back to root
@@ -340,9 +342,6 @@ def start(
                 )
             finally:
                 os.close(options_read)
-        elif backend in ("docker", "podman"):
-            argv = container_command(backend, policy, course_paths(), runner, stub, image=os.environ.get("GRADING_IMAGE", ""))
-            process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, start_new_session=True)  # noqa: S603
         elif backend == "process":
             scratch = workdir / "scratch"
             scratch.mkdir()
@@ -359,7 +358,7 @@ def start(
                 preexec_fn=limit,  # noqa: PLW1509
             )
         else:
-            raise ValueError(f"unknown sandbox backend {backend!r}: use namespaces, docker, podman or process")
+            raise ValueError(f"unknown sandbox backend {backend!r}: use namespaces or process")
     except BaseException:
         if cgroup:
             cgroup.remove()
@@ -370,29 +369,3 @@ def start(
             log.close()
     return SandboxProcess(process, workdir, cgroup, backend)
 
-
-def container_command(
-    engine: str, policy: SandboxPolicy, paths: dict[str, Path], runner: Path, stub: Path, image: str
-) -> list[str]:
-    """The ``docker run`` / ``podman run`` command that applies ``policy`` (same limits as the namespaces backend).
-
-    ``image`` must contain the course's Python environment at the same path
-    (for example an image built from the course's lock file in that folder);
-    set it with the GRADING_IMAGE environment variable.
-    """
-    if not image:
-        raise ValueError("the docker and podman backends need an image: set GRADING_IMAGE")
-    argv = [
-        engine, "run", "--rm", "-i", "--network=none",
-        f"--memory={policy.memory_bytes}", f"--memory-swap={policy.memory_bytes}",
-        f"--pids-limit={policy.max_processes}", "--read-only", "--cap-drop=ALL",
-        "--security-opt=no-new-privileges", "--user=65534:65534",
-        f"--tmpfs=/scratch:rw,size={policy.scratch_bytes},mode=1777",
-        f"--tmpfs=/tmp:rw,size={policy.scratch_bytes},mode=1777", "--workdir=/scratch",
-        f"--volume={paths['infer_lib']}:{paths['infer_lib']}:ro",
-        f"--volume={stub}:{paths['autograde']}:ro",
-        f"--volume={runner}:{RUNNER_DIR}:ro",
-    ]
-    argv += [f"--env={key}={value}" for key, value in _environment(policy).items()]
-    argv += [image, str(paths["venv"] / "bin" / "python"), "-E", "-s", f"{RUNNER_DIR}/sandbox_runner.py"]
-    return argv
