@@ -11,6 +11,9 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -145,6 +148,61 @@ def test_chapter_page_offers_its_executed_notebook(chapter: str) -> None:
     assert [cell_source(c) for c in notebook["cells"][1:]] == [cell_source(c) for c in executed["cells"]], (
         f"{chapter}.ipynb differs from the executed chapter beyond its first cell"
     )
+
+
+CACHED_PAGE = """\
+---
+jupytext:
+  text_representation:
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+# A page
+
+```{code-cell} ipython3
+from myst_nb import glue
+
+print(6 * 7)
+glue("hidden", 6 * 7, display=False)
+glue("shown", 6 * 7)
+```
+
+The answer is {glue:text}`hidden`.
+"""
+
+
+def build_one_page(project: Path, extensions: list[str], execution_mode: str) -> list[dict]:
+    """Build ``project`` (page.md) with these Sphinx extensions and myst-nb mode; the cells of its executed notebook."""
+    (project / "conf.py").write_text(
+        f'extensions = {extensions!r}\nroot_doc = "page"\nnb_execution_mode = {execution_mode!r}\n', encoding="utf-8"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT / "book" / "_ext")}
+    build = project / "_build"
+    completed = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-q", "-b", "html", str(project), str(build / "html")],
+        env=env, capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    cells = read_notebook(build / "jupyter_execute" / "page.ipynb")["cells"]
+    shutil.rmtree(build / "jupyter_execute")
+    shutil.rmtree(build / "html")  # with its .doctrees: the next build reads every page again
+    return cells
+
+
+def test_a_page_taken_from_the_execution_cache_leaves_the_same_notebook_as_an_executed_page(tmp_path: Path) -> None:
+    # make test deletes jupyter_execute and rebuilds with the cache make book filled: every page then comes
+    # from the cache, and its executed notebook (the .ipynb download, the launch folder) must be the one
+    # myst-nb writes when it executes the page.
+    (tmp_path / "page.md").write_text(CACHED_PAGE, encoding="utf-8")
+    executed = build_one_page(tmp_path, ["myst_nb"], "force")  # no cache involved
+    printed = [output for cell in executed for output in cell.get("outputs", []) if output["output_type"] == "stream"]
+    assert ["".join(output["text"]) for output in printed] == ["42\n"]
+    for build in ("executed and cached", "taken from the cache"):
+        cells = build_one_page(tmp_path, ["myst_nb", "cached_outputs"], "cache")
+        assert [cell.get("outputs") for cell in cells] == [cell.get("outputs") for cell in executed], build
 
 
 @requires_site
