@@ -23,8 +23,11 @@ same way as student 2.
 
 The course settings come from the course's own ``nbgrader_config.py`` files,
 copied into the instructor's home; the hub only adds the exchange root, the
-course id and the course folder. Skipped, with the reason, when the machine
-cannot create Unix users (not root, no ``useradd``) or cannot run the hub.
+course id and the course folder. The users run a copy of this checkout's
+Python environment and course packages, made in the test's temporary folder,
+so the checkout itself may sit where they cannot enter (a 0700 folder). Skipped,
+with the reason, when the machine cannot create Unix users (not root, no
+``useradd``) or cannot run the hub.
 """
 
 from __future__ import annotations
@@ -37,11 +40,11 @@ import re
 import secrets
 import shutil
 import socket
-import stat
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +60,8 @@ from autograde.authoring.reference import solution_sources, source_notebook_path
 REPO = Path(__file__).resolve().parent.parent
 VENV = REPO / ".venv"
 PROXY_COMMAND = REPO / "node_modules" / ".bin" / "configurable-http-proxy"
+COURSE_PACKAGES = ("infer_lib", "autograde")
+"""The packages pyproject.toml installs from this checkout (``[tool.setuptools.packages.find]``)."""
 VARIANTS = Path(__file__).resolve().parent / "grading_fixtures" / "variants"
 
 EXERCISE = "ex02_attention_ffn"
@@ -109,12 +114,6 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _reachable_by_everyone(path: Path) -> bool:
-    """True if any Unix user can run ``path``: o+x on the file and on every folder above it."""
-    real = path.resolve()
-    return all(part.stat().st_mode & stat.S_IXOTH for part in [real, *real.parents])
-
-
 def _link_or_copy(source: str, target: str) -> None:
     try:
         os.link(source, target)
@@ -122,18 +121,25 @@ def _link_or_copy(source: str, target: str) -> None:
         shutil.copy2(source, target)
 
 
-def _shared_runtime(tmp: Path) -> tuple[Path, dict[str, str]]:
-    """A ``bin`` folder whose Python every user can run and which sees the course's installed packages.
+def _copy_tree(source: Path, target: Path, ignore: Callable[[str, list[str]], set[str]] | None = None) -> None:
+    """``source`` again at ``target``: folders made afresh (mode 0755), files hard-linked where possible, else copied."""
+    shutil.copytree(source, target, symlinks=True, ignore=ignore, copy_function=_link_or_copy)
 
-    Returns the folder and the environment variables its Python needs. Normally that is the course's
-    virtual environment itself. When its base interpreter lies where other users cannot reach it (a pyenv
-    build under /root), the interpreter and its standard library are linked (or copied) into ``tmp`` and
-    a thin virtual environment on them shares the course environment's packages, data files and
-    configuration. (A system Python of another patch release is no substitute: the packages are built
-    and tested against this one.)
+
+def _shared_runtime(tmp: Path) -> tuple[Path, dict[str, str]]:
+    """A ``bin`` folder under ``tmp`` whose Python every user can run, with the course environment's packages.
+
+    Returns the folder and the environment variables its Python needs. The users' servers, kernels and
+    graders run as other Unix users, who may not be allowed into the folder that holds this checkout
+    (``mktemp -d`` makes 0700 folders, and so are many home folders) nor into the one that holds its base
+    interpreter (a pyenv build under /root). So everything they run is made for them here, from this
+    checkout's environment, in folders everyone can read: the interpreter and its standard library; a
+    virtual environment on it with the course environment's installed packages, data files and
+    configuration; and a copy of the course's own packages, which the checkout installs in editable
+    mode, pointing into itself. Files are hard-linked where the file system allows, else copied. (A
+    system Python of another patch release is no substitute: the packages are built and tested against
+    this one.)
     """
-    if _reachable_by_everyone(VENV / "bin" / "python"):
-        return VENV / "bin", {}
     version = f"python{sys.version_info.major}.{sys.version_info.minor}"
     base = Path(sys.base_prefix)
     python = tmp / "python"
@@ -146,7 +152,7 @@ def _shared_runtime(tmp: Path) -> tuple[Path, dict[str, str]]:
         elif library.is_file():
             _link_or_copy(str(library), str(python / "lib" / library.name))
     unused = shutil.ignore_patterns("site-packages", "test", "config-*", "ensurepip", "idlelib", "tkinter")
-    shutil.copytree(base / "lib" / version, python / "lib" / version, ignore=unused, copy_function=_link_or_copy)
+    _copy_tree(base / "lib" / version, python / "lib" / version, ignore=unused)
     (python / "lib" / version / "site-packages").mkdir()
     env = {"LD_LIBRARY_PATH": str(python / "lib")}
 
@@ -158,10 +164,12 @@ def _shared_runtime(tmp: Path) -> tuple[Path, dict[str, str]]:
     )
     site = runtime / "lib" / version / "site-packages"
     shutil.rmtree(site)
-    site.symlink_to(VENV / "lib" / version / "site-packages")
+    _copy_tree(VENV / "lib" / version / "site-packages", site, ignore=shutil.ignore_patterns("__editable__*"))
+    for package in COURSE_PACKAGES:
+        _copy_tree(REPO / package, site / package, ignore=shutil.ignore_patterns("__pycache__"))
     for shared in ("share", "etc"):
         if (VENV / shared).is_dir():
-            (runtime / shared).symlink_to(VENV / shared)
+            _copy_tree(VENV / shared, runtime / shared)
     venv_shebang = f"#!{VENV / 'bin' / 'python'}".encode()
     for script in (VENV / "bin").iterdir():
         target = runtime / "bin" / script.name
