@@ -12,7 +12,10 @@ Modules, each one concept:
 - ``scheduler``     -- admission, preemption and each step's batch
 - ``decode_rounds`` -- the decoding requests as sums, one decode round at a time
 - ``cost_model``    -- a step's time on the roofline, in closed form
-- ``engine``        -- the event loop and ``simulate``
+- ``instance``      -- one replica: scheduler, KV cache and cost model; starts and finishes its steps
+- ``router``        -- which instance an arriving request goes to: RoundRobin, LeastLoaded
+- ``event_loop``    -- one clock for several instances: arrivals routed, each step's end to its instance
+- ``engine``        -- ``simulate`` (one instance) and ``simulate_instances`` (several behind a router)
 - ``metrics``       -- TTFT, TPOT, TBT, throughput, goodput, KV waste
 - ``frontier``      -- interactivity vs throughput points, Pareto frontier, SLO line
 - ``analysis``      -- a run's step log read back: batch slots per step, a request's token times
@@ -24,12 +27,14 @@ from infer_lib.serving.analysis import batch_slot_occupancy, token_times_s
 from infer_lib.serving.block_manager import DEFAULT_BLOCK_SIZE, AllocStatus, BlockManager, block_hashes, num_kv_blocks
 from infer_lib.serving.config import CacheConfig, SchedulerConfig
 from infer_lib.serving.cost_model import StepCostModel
-from infer_lib.serving.engine import EventQueue, SimulationResult, simulate
+from infer_lib.serving.engine import EventQueue, MultiInstanceResult, SimulationResult, simulate, simulate_instances
 from infer_lib.serving.frontier import FrontierPoint, best_throughput_at_slo, pareto_frontier, sweep
+from infer_lib.serving.instance import Instance
 from infer_lib.serving.metrics import SLO, Percentiles, RequestRecord, StepLog, StepRecord, Summary, percentile
 from infer_lib.serving.policies import FCFS, DecodeFirst, PrefillFirst, QueuePolicy, ShortestPromptFirst, StepPriority
 from infer_lib.serving.request import Request, RequestStatus
 from infer_lib.serving.reservation import ContiguousReservation
+from infer_lib.serving.router import LeastLoaded, RoundRobin, Router
 from infer_lib.serving.scheduler import Scheduler, SchedulerOutput
 from infer_lib.serving.trace_csv import load_trace_csv, save_trace_csv
 from infer_lib.serving.workload import (
@@ -50,4 +55,5 @@ __all__ = [
     "agent_requests", "batch_slot_occupancy", "best_throughput_at_slo", "block_hashes", "fixed_lengths",
     "load_trace_csv", "lognormal_lengths", "make_requests", "num_kv_blocks", "pareto_frontier", "percentile",
     "save_trace_csv", "simulate", "sweep", "token_times_s", "uniform_lengths", "workload_requests",
+    "Instance", "LeastLoaded", "MultiInstanceResult", "RoundRobin", "Router", "simulate_instances",
 ]

@@ -1,0 +1,85 @@
+"""Routing policies: which instance an arriving request goes to; the event loop does the rest.
+
+A router only chooses. The loop (``event_loop``) asks it once per arrival, at the
+arrival's time, and delivers the request to the instance it names. It should read
+what held at that time (:meth:`~infer_lib.serving.instance.Instance.num_unfinished_requests_at`):
+an instance running decode rounds in a row may already have applied a round that
+ends later.
+
+Two policies:
+
+- :class:`RoundRobin`: the instances in turn, whatever their load;
+- :class:`LeastLoaded`: the instance with the fewest requests waiting or running.
+
+A new policy is a small subclass that defines :meth:`Router.choose`.
+Introduced in ch-serving-engines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from infer_lib.serving.instance import Instance
+from infer_lib.serving.request import Request
+
+
+class Router:
+    """Chooses the instance for each arriving request: :meth:`choose` returns its index.
+
+    :meth:`start` is called once before a run, so a router that keeps state (a turn
+    counter) starts every run the same way. Introduced in ch-serving-engines.
+    """
+
+    name = "router"
+
+    def start(self, num_instances: int) -> None:
+        """A run over ``num_instances`` instances begins (no state to reset by default)."""
+
+    def choose(self, request: Request, instances: Sequence[Instance], now_s: float) -> int:
+        """Index in ``instances`` of the instance that serves ``request``, which arrives at ``now_s``."""
+        raise NotImplementedError(f"{type(self).__name__} must define choose(request, instances, now_s).")
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+class RoundRobin(Router):
+    """The first arrival to instance 0, the next to instance 1, and so on in turn.
+
+    Blind to load: a run of long requests can pile up on one instance.
+    Introduced in ch-serving-engines.
+    """
+
+    name = "RoundRobin"
+
+    def __init__(self) -> None:
+        self._next_index = 0
+
+    def start(self, num_instances: int) -> None:
+        """Begin with instance 0."""
+        self._next_index = 0
+
+    def choose(self, request: Request, instances: Sequence[Instance], now_s: float) -> int:
+        """The instance whose turn it is."""
+        index = self._next_index % len(instances)
+        self._next_index = index + 1
+        return index
+
+
+class LeastLoaded(Router):
+    """The instance with the fewest requests waiting or running; ties go to the lowest index.
+
+    Counts requests, not tokens: a long prompt weighs as much as a short one.
+    Introduced in ch-serving-engines.
+    """
+
+    name = "LeastLoaded"
+
+    def choose(self, request: Request, instances: Sequence[Instance], now_s: float) -> int:
+        """Index of the least loaded instance."""
+        best_index, best_load = 0, instances[0].num_unfinished_requests_at(now_s)
+        for index in range(1, len(instances)):
+            load = instances[index].num_unfinished_requests_at(now_s)
+            if load < best_load:
+                best_index, best_load = index, load
+        return best_index
