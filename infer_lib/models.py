@@ -15,6 +15,7 @@ in chapter 1 (ch-prefill-decode); MoE and MLA in chapter 2 (ch-attention-ffn).
 from __future__ import annotations
 
 import json
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -191,6 +192,18 @@ HF_MODEL_TYPES = {
     "gemma3": "gemma3", "gemma3_text": "gemma3",
 }
 
+#: Architecture classes (a config's ``architectures``) :func:`from_hf_config` reads, and the
+#: ``model_type`` whose layout each one has: what it reads a config by when the config's own
+#: ``model_type`` is a name it does not know (a fine-tune or a vendor's model under a new name).
+HF_ARCHITECTURES = {
+    "LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral",
+    "Qwen2ForCausalLM": "qwen2", "Qwen3ForCausalLM": "qwen3",
+    "MixtralForCausalLM": "mixtral", "Qwen2MoeForCausalLM": "qwen2_moe", "Qwen3MoeForCausalLM": "qwen3_moe",
+    "DeepseekV2ForCausalLM": "deepseek_v2", "DeepseekV3ForCausalLM": "deepseek_v3",
+    "GptOssForCausalLM": "gpt_oss",
+    "Gemma3ForConditionalGeneration": "gemma3", "Gemma3ForCausalLM": "gemma3_text",
+}
+
 #: Values of ``hidden_act`` that mean a gated FFN with three matrices (gate, up, down).
 _GATED_ACTIVATIONS = ("silu", "swiglu", "gelu_pytorch_tanh", "gelu")
 
@@ -201,16 +214,22 @@ def from_hf_config(config: dict[str, Any], name: str | None = None, *, source: s
 
     Reads Llama, Mistral, Qwen2/Qwen3 (dense and MoE), Mixtral, DeepSeek-V2/V3 (MLA and
     MoE), gpt-oss and Gemma 3 (its nested ``text_config`` and local/global pattern).
-    A missing field, or a value this reader cannot interpret, raises ValueError naming
-    the field. Introduced in chapter 2 (ch-attention-ffn).
+    A config whose ``model_type`` is a name of its own (a fine-tune's, a vendor's) is read
+    by the first class of its ``architectures`` that this reader knows (``HF_ARCHITECTURES``),
+    with a warning that says which. A missing field, or a value this reader cannot
+    interpret, raises ValueError naming the field. Introduced in ch-attention-ffn.
     """
     if not isinstance(config, dict):
         raise TypeError(f"config must be the dict of a config.json (json.load it first), got {type(config).__name__}.")
+    architectures = config.get("architectures")
     if "text_config" in config and isinstance(config["text_config"], dict):
         outer_type = config.get("model_type")
         config = {**config["text_config"], "model_type": config["text_config"].get("model_type", outer_type)}
-    model_type = _field(config, "model_type")
-    require_choice("config field 'model_type'", model_type, HF_MODEL_TYPES)
+    own_type = config.get("model_type")
+    model_type = own_type
+    if not (isinstance(own_type, str) and own_type in HF_MODEL_TYPES):
+        model_type = _model_type_from_architectures(own_type, architectures)
+        config = {**config, "model_type": model_type}
     family = HF_MODEL_TYPES[model_type]
 
     d_model = _int_field(config, "hidden_size")
@@ -268,7 +287,8 @@ def from_hf_config(config: dict[str, Any], name: str | None = None, *, source: s
     course = config.get("course", {})
     tied_default = family == "gemma3"
     return ModelConfig(
-        name=name or course.get("name") or config.get("_name_or_path") or f"{model_type} ({d_model}x{num_layers})",
+        name=name or course.get("name") or config.get("_name_or_path")
+        or f"{own_type or model_type} ({d_model}x{num_layers})",
         num_layers=num_layers, d_model=d_model, num_heads=num_heads, num_kv_heads=num_kv_heads,
         head_dim=head_dim, ffn_dim=ffn_dim, vocab_size=_int_field(config, "vocab_size"),
         max_context_tokens=course.get("max_context_tokens") or _int_field(config, "max_position_embeddings"),
@@ -282,6 +302,25 @@ def from_hf_config(config: dict[str, Any], name: str | None = None, *, source: s
         active_counts_embedding=course.get("active_counts_embedding", True),
         **extras,
     )
+
+
+def _model_type_from_architectures(own_type: Any, architectures: Any) -> str:
+    """The model_type to read a config by when its own (``own_type``) is unknown or missing: that of the
+    first class of ``architectures`` in ``HF_ARCHITECTURES``, with a warning naming both; else ValueError."""
+    names = [architectures] if isinstance(architectures, str) else architectures
+    known = [name for name in names if isinstance(name, str) and name in HF_ARCHITECTURES] \
+        if isinstance(names, (list, tuple)) else []
+    said = "is missing" if own_type is None else f"is {own_type!r}, which this reader does not know"
+    if not known:
+        raise ValueError(
+            f"config field 'model_type' {said}, and config field 'architectures' ({architectures!r}) names no "
+            f"architecture it reads. Known model_type values: {', '.join(sorted(HF_MODEL_TYPES))}; known "
+            f"architectures: {', '.join(sorted(HF_ARCHITECTURES))}. Set model_type to the one whose layout "
+            "the model has.")
+    model_type = HF_ARCHITECTURES[known[0]]
+    warnings.warn(f"config field 'model_type' {said}; read as {model_type!r}, the layout of {known[0]!r} "
+                  "in config field 'architectures'.", UserWarning, stacklevel=3)
+    return model_type
 
 
 def _field(config: dict[str, Any], field: str, default: Any = None) -> Any:

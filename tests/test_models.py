@@ -1,6 +1,7 @@
 """The model catalogue and the Hugging Face config reader."""
 
 import json
+import warnings
 
 import pytest
 
@@ -161,3 +162,62 @@ def test_config_validation_names_the_field():
         MoEConfig(num_experts=4, num_experts_per_token=8, expert_ffn_dim=16)
     with pytest.raises(ValueError, match="kv_lora_rank"):
         MLAConfig(kv_lora_rank=0, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128)
+
+
+def test_a_vendor_model_type_is_read_by_its_architecture_with_a_warning_that_says_which():
+    # A fine-tune that keeps DeepSeek-V3's layout under a model_type of its own.
+    config = json.loads((CONFIG_DIR / "deepseek-v3.json").read_text())
+    config.update(model_type="acme_reasoner", architectures=["DeepseekV3ForCausalLM"])
+    with pytest.warns(UserWarning, match=r"'acme_reasoner'.*read as 'deepseek_v3'.*'DeepseekV3ForCausalLM'"):
+        model = from_hf_config(config)
+    assert model == get_model("DeepSeek-V3")  # MLA, MoE and the router's bias, all read as DeepSeek-V3's
+    # A model_type read this way still decides what depends on it: Qwen3's query/key norms.
+    config = json.loads((CONFIG_DIR / "qwen3-8b.json").read_text())
+    config.update(model_type="acme_chat", architectures=["AcmeChatModel", "Qwen3ForCausalLM"])
+    with pytest.warns(UserWarning, match="Qwen3ForCausalLM"):
+        model = from_hf_config(config)
+    assert model == get_model("Qwen3-8B") and model.qk_norm
+
+
+def test_a_missing_model_type_is_read_by_its_architecture_and_a_default_name_keeps_the_configs_own():
+    config = json.loads((CONFIG_DIR / "llama-3.1-8b.json").read_text())
+    del config["model_type"], config["course"]
+    config["architectures"] = ["LlamaForCausalLM"]
+    with pytest.warns(UserWarning, match="'model_type' is missing; read as 'llama'"):
+        model = from_hf_config(config)
+    assert model.name == "llama (4096x32)" and model.num_kv_heads == 8
+    config.update(model_type="acme_llama")
+    with pytest.warns(UserWarning, match="read as 'llama'"):
+        assert from_hf_config(config).name == "acme_llama (4096x32)"
+
+
+def test_a_nested_vendor_config_is_read_by_the_outer_architecture():
+    config = {**GEMMA3_27B, "model_type": "acme_vision", "architectures": ["Gemma3ForConditionalGeneration"],
+              "text_config": {k: v for k, v in GEMMA3_27B["text_config"].items() if k != "model_type"}}
+    with pytest.warns(UserWarning, match="read as 'gemma3'"):
+        model = from_hf_config(config, name="Gemma 3 27B")
+    assert model == from_hf_config(GEMMA3_27B, name="Gemma 3 27B")
+
+
+def test_a_known_model_type_wins_over_architectures_without_a_warning():
+    config = json.loads((CONFIG_DIR / "mixtral-8x7b.json").read_text())
+    config["architectures"] = ["LlamaForCausalLM"]  # wrong, but model_type is known: it decides
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model = from_hf_config(config)
+    assert model == get_model("Mixtral 8x7B") and model.is_moe
+
+
+@pytest.mark.parametrize("model_type, architectures", [
+    ("bert", ["BertModel"]), ("bert", None), (None, ["AcmeForCausalLM"]), (None, None), ("acme", "not a list"),
+])
+def test_neither_a_known_model_type_nor_a_known_architecture_is_an_error_naming_both(model_type, architectures):
+    config = json.loads((CONFIG_DIR / "llama-3.1-8b.json").read_text())
+    config.pop("model_type")
+    if model_type is not None:
+        config["model_type"] = model_type
+    if architectures is not None:
+        config["architectures"] = architectures
+    with pytest.raises(ValueError, match=r"'model_type' (is missing|is 'bert'|is 'acme').*'architectures'.*"
+                                         r"LlamaForCausalLM"):
+        from_hf_config(config)
