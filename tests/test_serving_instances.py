@@ -161,7 +161,8 @@ def test_the_summary_of_all_instances_adds_them_up():
     steps = [part.num_steps for part in parts]
     expected = sum(part.kv_allocated_fraction * n for part, n in zip(parts, steps)) / sum(steps)
     assert whole.kv_allocated_fraction == pytest.approx(expected, rel=1e-12)
-    assert whole.duration_s == max(r.finished_at_s for r in result.records) - min(r.arrived_at_s for r in result.records)
+    records = result.records
+    assert whole.duration_s == max(r.finished_at_s for r in records) - min(r.arrived_at_s for r in records)
     assert whole.tbt_s.p99 >= min(part.tbt_s.p99 for part in parts)
 
 

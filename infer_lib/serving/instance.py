@@ -242,7 +242,8 @@ class Instance:
                                "finished; this is a bug in the simulator.")
 
     def counters(self) -> dict[str, float]:
-        """The scheduler's token and preemption counts over the run, as :func:`~infer_lib.serving.metrics.summarize` takes them."""
+        """The scheduler's token and preemption counts over the run, as
+        :func:`~infer_lib.serving.metrics.summarize` takes them."""
         sched = self.scheduler
         counters = {name: getattr(sched, name) for name in (
             "num_prompt_tokens_computed", "num_cached_prompt_tokens", "num_recomputed_tokens", "num_output_tokens",
