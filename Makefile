@@ -1,6 +1,8 @@
 # Two commands set everything up on a fresh machine:
 #   make book   -- environment, widget JS from npm, execute every chapter, build _build/html
 #   make test   -- everything `make book` needs, a clean strict build, then every test
+# and one is for the inner loop:
+#   make check  -- the tests not marked slow (no build, no grading, browser or JupyterHub)
 # .ci/run calls `make test` and nothing else.
 
 SHELL := /bin/bash
@@ -15,11 +17,12 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 PORT ?= 8000
 SUBMISSIONS ?= submissions
 
-.PHONY: book test serve bench assignments grade chromium bubblewrap clean help publish linkcheck
+.PHONY: book test check serve bench assignments grade chromium bubblewrap clean help publish linkcheck
 
 help:
 	@echo "make book         build the course site into _build/html (then: make serve)"
 	@echo "make test         clean strict build + every test (what CI runs)"
+	@echo "make check        the fast tests: library, book numbers (of the last build, if any), units"
 	@echo "make serve        serve _build/html on http://127.0.0.1:$(PORT)"
 	@echo "make bench        run every benchmark in bench/ and print 'name: value' lines"
 	@echo "make assignments  generate the student releases of every exercise"
@@ -71,6 +74,11 @@ test: $(VENV_STAMP) $(WIDGETS_STAMP) chromium bubblewrap assignments
 	@$(clear_stale_cache)
 	$(VENV)/bin/jupyter-book build . -n -W --keep-going
 	$(PY) -m pytest -n 2 --dist loadfile -p no:cacheprovider
+
+# The inner loop: every test not marked slow (tests/conftest.py says which are). Book-number
+# tests read the last build and are skipped without one; nothing is built here.
+check: $(VENV_STAMP)
+	$(PY) -m pytest -m "not slow" -p no:cacheprovider
 
 serve:
 	@test -d _build/html || { echo "No site yet: run 'make book' first."; exit 1; }

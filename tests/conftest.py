@@ -1,4 +1,4 @@
-"""Shared fixtures: the values each executed page glued into its text.
+"""Shared fixtures (the values each executed page glued into its text) and the slow tests.
 
 `make test` builds the book first; the book-number tests read the values each
 page glued from `_build/jupyter_execute/<page>.glue.json`. Each page has its own
@@ -8,6 +8,7 @@ test file (`test_book_numbers*.py`), so chapters can be pinned independently.
 from __future__ import annotations
 
 import ast
+import fnmatch
 import json
 import re
 from collections.abc import Callable
@@ -16,6 +17,19 @@ from pathlib import Path
 import pytest
 
 EXECUTED = Path(__file__).resolve().parents[1] / "_build" / "jupyter_execute"
+
+#: Test files whose tests grade notebooks in the sandbox or start JupyterHub: each is marked ``slow``, which
+#: ``make check`` leaves out (``make test`` runs everything). A single slow test elsewhere carries the marker itself.
+SLOW_TEST_FILES = ("test_grading*.py", "test_sandbox.py", "test_jupyterhub_cycle.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test of the files in ``SLOW_TEST_FILES`` as ``slow``."""
+    for item in items:
+        if any(fnmatch.fnmatch(item.path.name, pattern) for pattern in SLOW_TEST_FILES):
+            item.add_marker(pytest.mark.slow)
+
+
 
 
 def parse_repr(text: str) -> object:

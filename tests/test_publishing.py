@@ -192,6 +192,7 @@ def build_one_page(project: Path, extensions: list[str], execution_mode: str) ->
     return cells
 
 
+@pytest.mark.slow  # three builds, two of them executing the page
 def test_a_page_taken_from_the_execution_cache_leaves_the_same_notebook_as_an_executed_page(tmp_path: Path) -> None:
     # make test deletes jupyter_execute and rebuilds with the cache make book filled: every page then comes
     # from the cache, and its executed notebook (the .ipynb download, the launch folder) must be the one

@@ -230,6 +230,7 @@ def test_widget_javascript_only_on_widget_pages_and_once() -> None:
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.slow
 @requires_site
 def test_site_in_headless_browser() -> None:
     """Every page loads offline with a quiet console, and every slider moves its figure."""
