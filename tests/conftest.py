@@ -1,8 +1,10 @@
-"""Shared fixtures (the values each executed page glued into its text) and the slow tests.
+"""Shared fixtures (what each executed page glued into its text, and what its cells show) and the slow tests.
 
 `make test` builds the book first; the book-number tests read the values each
-page glued from `_build/jupyter_execute/<page>.glue.json`. Each page has its own
-test file (`test_book_numbers*.py`), so chapters can be pinned independently.
+page glued from `_build/jupyter_execute/<page>.glue.json`, and the tables and
+printed text its cells show from `_build/jupyter_execute/<page>.ipynb`. Each page
+has its own test file (`test_book_numbers*.py`), so chapters can be pinned
+independently.
 """
 
 from __future__ import annotations
@@ -30,8 +32,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.slow)
 
 
-
-
 def parse_repr(text: str) -> object:
     """A glued value's repr back to a Python value: '4.79', "'Yes'", 'np.float64(4.79)'."""
     numpy_scalar = re.fullmatch(r"np\.\w+\((.*)\)", text)
@@ -51,3 +51,47 @@ def read_glued_values(page: str) -> dict[str, object]:
 def glued_values() -> Callable[[str], dict[str, object]]:
     """A function page -> {glue name: value}, read from the built book."""
     return read_glued_values
+
+
+def markdown_table(text: str) -> list[dict[str, str]]:
+    """The rows of a Markdown table (``| a | b |``, a ``|---|`` line, then rows), each by column heading."""
+    lines = [line.strip() for line in text.strip().splitlines()]
+    cells = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines if line.startswith("|")]
+    assert len(cells) >= 2 and all(set(cell) <= set("-: ") for cell in cells[1]), f"not a Markdown table: {text[:200]!r}"
+    return [dict(zip(cells[0], row, strict=True)) for row in cells[2:]]
+
+
+def executed_outputs(page: str) -> list[dict]:
+    """Every output of ``page``'s executed notebook, in order; skip if the page is not built."""
+    path = EXECUTED / f"{page}.ipynb"
+    if not path.exists():
+        pytest.skip(f"{path} not built; run `make book` (make test builds it first)")
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    outputs = [output for cell in cells for output in cell.get("outputs", [])]
+    assert outputs, f"{path} has no outputs: the build wrote the notebook without executing it"
+    return outputs
+
+
+def read_shown_tables(page: str) -> list[list[dict[str, str]]]:
+    """Every Markdown table ``page``'s cells show, in order; skip if the page is not built."""
+    data = [output.get("data", {}) for output in executed_outputs(page)]
+    texts = ["".join(item["text/markdown"]) for item in data if "text/markdown" in item]
+    return [markdown_table(text) for text in texts if text.lstrip().startswith("|")]
+
+
+def read_printed_text(page: str) -> str:
+    """Everything ``page``'s cells print to standard output, in order; skip if the page is not built."""
+    return "".join("".join(output["text"]) for output in executed_outputs(page)
+                   if output["output_type"] == "stream" and output["name"] == "stdout")
+
+
+@pytest.fixture(scope="session")
+def shown_tables() -> Callable[[str], list[list[dict[str, str]]]]:
+    """A function page -> the Markdown tables its cells show, read from the built book."""
+    return read_shown_tables
+
+
+@pytest.fixture(scope="session")
+def printed_text() -> Callable[[str], str]:
+    """A function page -> what its cells print, read from the built book."""
+    return read_printed_text

@@ -129,6 +129,60 @@ def test_chapter1_measured_values_are_sane(chapter1):
     assert chapter1["matmul_speedup"] > 1
 
 
+def table_with(tables, heading):
+    """The one table among ``tables`` that has a column called ``heading``."""
+    found = [table for table in tables if table and heading in table[0]]
+    assert len(found) == 1, f"{len(found)} tables with a {heading!r} column"
+    return found[0]
+
+
+def test_chapter1_walkthrough_times_are_the_step_table(chapter1, shown_tables):
+    # The prose's measured TTFT and mean TPOT, read again from the step table the page shows (0.01 ms).
+    steps = table_with(shown_tables("chapters/01_prefill_decode"), "since request start (ms)")
+    since_start_ms = [float(row["since request start (ms)"]) for row in steps]
+    assert [row["phase"] for row in steps] == ["prefill"] + ["decode"] * chapter1["num_decode_steps"]
+    assert chapter1["walk_ttft_ms"] == pytest.approx(since_start_ms[0], abs=0.0051)
+    mean_step_ms = (since_start_ms[-1] - since_start_ms[0]) / chapter1["num_decode_steps"]
+    assert chapter1["walk_tpot_ms"] == pytest.approx(mean_step_ms, abs=0.0101 / chapter1["num_decode_steps"])
+
+
+def test_chapter1_fit_numbers_are_the_fit_table(chapter1, shown_tables):
+    # Each fitted line, evaluated at the measured lengths, gives the table's fit column; the measurements the
+    # prose quotes are the table's; each worst residual is the largest |residual| of its half (whole percent).
+    fits = table_with(shown_tables("chapters/01_prefill_decode"), "residual")
+    rows = {(row["step"], int(row["tokens"])): row for row in fits}
+    for (step, tokens), row in rows.items():
+        if step == "prefill":
+            assert chapter1["ttft_fit_base_ms"] + chapter1["ttft_fit_per_token_ms"] * tokens == pytest.approx(
+                float(row["fit (ms)"]), abs=0.0051)
+        else:
+            assert chapter1["tpot_fit_base_ms"] + chapter1["tpot_fit_per_token_us"] * 1e-3 * tokens == pytest.approx(
+                float(row["fit (ms)"]), abs=0.0051)
+    assert {step for step, _ in rows} == {"prefill", "decode"}
+    prompt = chapter1["ex_prompt"]
+    assert chapter1["ex_prefill_measured_ms"] == pytest.approx(float(rows["prefill", prompt]["measured (ms)"]), abs=0.0051)
+    assert chapter1["ex_decode_measured_ms"] == pytest.approx(float(rows["decode", prompt]["measured (ms)"]), abs=0.0051)
+
+    def worst(step):
+        return max(abs(int(row["residual"].rstrip("%"))) for (name, _), row in rows.items() if name == step) / 100
+
+    assert chapter1["ttft_fit_worst"] == pytest.approx(worst("prefill"), abs=0.0051)
+    assert chapter1["tpot_fit_worst"] == pytest.approx(worst("decode"), abs=0.0051)
+
+
+def test_chapter1_predictions_are_the_fitted_lines(chapter1):
+    # TTFT(n) = a + b n; the mean TPOT of an (n, m) request averages c0 + d c over its m - 1 decode steps,
+    # which run with c = n .. n + m - 2 tokens cached: c0 + d (n + (m - 2) / 2).
+    assert chapter1["ex_ttft_ms"] == pytest.approx(
+        chapter1["ttft_fit_base_ms"] + chapter1["ttft_fit_per_token_ms"] * chapter1["ex_prompt"], rel=1e-9)
+    assert chapter1["q1_ttft_ms"] == pytest.approx(
+        chapter1["ttft_fit_base_ms"] + chapter1["ttft_fit_per_token_ms"] * chapter1["q1_prompt"], rel=1e-9)
+    assert chapter1["ex_tpot_ms"] == pytest.approx(chapter1["tpot_fit_base_ms"] + chapter1["tpot_fit_per_token_us"] * 1e-3
+                                                   * (chapter1["ex_prompt"] + (chapter1["ex_output"] - 2) / 2), rel=1e-9)
+    assert chapter1["q1_tpot_ms"] == pytest.approx(chapter1["tpot_fit_base_ms"] + chapter1["tpot_fit_per_token_us"] * 1e-3
+                                                   * (chapter1["q1_prompt"] + (chapter1["q1_output"] - 2) / 2), rel=1e-9)
+
+
 def test_chapter1_end_to_end_numbers_agree(chapter1):
     # E2E = TTFT + (N - 1) * mean TPOT, for the prose's request and for practice question 1.
     ex = chapter1

@@ -231,6 +231,7 @@ def test_practice_answers(chapter3):
     # 2. DeepSeek-V3 (671,026,419,200 parameters) in FP8 on 8 H200s.
     free = 8 * H200_BYTES - 671_026_419_200
     assert chapter3["q2_memory_gb"] == pytest.approx(1128)
+    assert chapter3["q2_weights_gb"] == pytest.approx(671.026_419_2)                  # one byte per parameter
     assert chapter3["q2_free_gb"] == pytest.approx(free / 1e9)
     assert chapter3["q2_mla_128k_gb"] == pytest.approx(70_272 * CONTEXT_128K / 1e9)
     assert chapter3["q2_mla_sequences"] == 49                                        # 456.97 / 9.21 = 49.6

@@ -237,6 +237,10 @@ def test_numpy_model_and_measured_cpu_figures_are_sane(chapter4):
                 "cpu_matmul_fraction", "sweep_worst_fraction"):
         assert chapter4[key] > 0 and math.isfinite(chapter4[key]), key
     assert chapter4["cpu_ridge"] == pytest.approx(chapter4["cpu_gflops"] / chapter4["cpu_gb_s"], rel=1e-9)
+    # The GEMV's FLOP/s is its fraction of the roof at its intensity; divided by that intensity, its GB/s.
+    roof_gflops = min(chapter4["cpu_gflops"], chapter4["cpu_gemv_intensity"] * chapter4["cpu_gb_s"])
+    assert chapter4["cpu_gemv_gb_s"] == pytest.approx(
+        chapter4["cpu_gemv_fraction"] * roof_gflops / chapter4["cpu_gemv_intensity"], rel=1e-9)
     assert chapter4["cpu_gemv_intensity"] == pytest.approx(0.5, rel=1e-3)  # plus the vector in and out
     assert chapter4["sweep_worst_fraction"] <= min(chapter4["cpu_gemv_fraction"], chapter4["cpu_matmul_fraction"])
     assert chapter4["sweep_worst_tokens"] in (1, 2, 4, 8, 16, 32, 64, 128)
