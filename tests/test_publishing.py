@@ -8,13 +8,17 @@ builds it first. Every expected link is rebuilt here by hand from the one settin
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
+from types import ModuleType, SimpleNamespace
 
 import pytest
 import yaml
@@ -75,9 +79,31 @@ def assert_install_cell_first(notebook: dict, where: str) -> None:
     assert f"git+{REPOSITORY_URL}@{BRANCH}" in source, f"{where}: first cell does not install from {REPOSITORY_URL}"
 
 
-def test_configured_repository_is_a_github_repository() -> None:
+def load_extension(name: str) -> ModuleType:
+    """The book's Sphinx extension ``book/_ext/<name>.py``, loaded from its file (it is not an installed module)."""
+    spec = importlib.util.spec_from_file_location(f"book_extension_{name}", REPO_ROOT / "book" / "_ext" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # as an import would (dataclasses look their module up there)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_build_derives_every_address_from_the_configured_repository_and_refuses_others() -> None:
+    extension = load_extension("course_repository")
+
+    def theme_options(url: str, branch: str = "") -> SimpleNamespace:  # what Jupyter Book makes of `repository:`
+        return SimpleNamespace(html_theme_options={"repository_url": url, "repository_branch": branch})
+
     owner, name = owner_and_name()
-    assert owner and name
+    repository = extension.course_repository(theme_options(REPOSITORY_URL + "/", BRANCH))
+    assert repository.owner_and_name == (owner, name)
+    assert repository.pip_install_url == f"git+{REPOSITORY_URL}@{BRANCH}"
+    assert repository.pages_url == f"https://{owner.lower()}.github.io/{name}/"
+    assert extension.course_repository(theme_options(REPOSITORY_URL)).branch == "main"
+    for wrong in ("", "https://gitlab.com/owner/name", "https://github.com/owner", "https://github.com/owner/name/tree/main"):
+        with pytest.raises(ValueError, match=r"repository: url in _config.yml .*https://github.com/OWNER/NAME"):
+            extension.course_repository(theme_options(wrong))
 
 
 def test_ghp_import_is_pinned_in_the_lock_file() -> None:
@@ -85,29 +111,81 @@ def test_ghp_import_is_pinned_in_the_lock_file() -> None:
     assert re.search(r"^ghp-import==\d+(\.\d+)+$", lock, flags=re.MULTILINE), "make publish needs ghp-import pinned"
 
 
-def makefile_recipes() -> dict[str, str]:
-    """Each Makefile target's recipe text, by target name."""
-    recipes: dict[str, str] = {}
-    current = None
-    for line in (REPO_ROOT / "Makefile").read_text(encoding="utf-8").splitlines():
-        target = re.match(r"^([\w.-]+):(?!=)", line)
-        if target:
-            current = target.group(1)
-            recipes[current] = line + "\n"
-        elif current and line.startswith("\t"):
-            recipes[current] += line + "\n"
-        elif line.strip() and not line.startswith("#"):
-            current = None
-    return recipes
+def make_dry_run(target: str) -> list[str]:
+    """The commands ``make TARGET`` would run, in order, recursive makes included (``make -n``: nothing runs)."""
+    outside_make = {key: value for key, value in os.environ.items() if key not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")}
+    completed = subprocess.run(["make", "-n", "--no-print-directory", target], cwd=REPO_ROOT, env=outside_make,
+                               capture_output=True, text=True, timeout=120, check=False)
+    assert completed.returncode == 0, f"make -n {target}: {completed.stderr}"
+    return completed.stdout.splitlines()
 
 
-def test_makefile_has_publish_and_linkcheck_and_linkcheck_is_not_a_gate() -> None:
-    recipes = makefile_recipes()
-    assert "publish" in recipes and re.search(r"ghp-import|GHP_IMPORT", recipes["publish"]), "make publish: no ghp-import"
-    assert "make" in recipes["publish"].lower() and "test" in recipes["publish"], "make publish must run the tests first"
-    assert "linkcheck" in recipes and "--builder linkcheck" in recipes["linkcheck"]
-    assert "linkcheck" not in recipes["test"], "linkcheck must stay out of make test"
-    assert "assignments" in recipes["book"].splitlines()[0], "make book must generate the releases the site offers"
+def index_of(lines: list[str], pattern: str) -> int:
+    """The index of the first line that matches ``pattern`` (a regular expression)."""
+    found = [i for i, line in enumerate(lines) if re.search(pattern, line)]
+    assert found, f"no command matches {pattern!r} in:\n" + "\n".join(lines)
+    return found[0]
+
+
+def pytest_arguments(line: str) -> list[str]:
+    """The arguments a ``python -m pytest ...`` command line passes to pytest."""
+    words = shlex.split(line)
+    return words[words.index("pytest") + 1 :]
+
+
+BUILD = r"jupyter-book build \."
+PYTEST = r"python -m pytest"
+SELECTING = ("-m", "-k", "--ignore", "--ignore-glob", "--deselect")
+"""pytest options that leave tests out."""
+
+
+def test_make_test_builds_the_book_strictly_then_runs_every_test() -> None:
+    commands = make_dry_run("test")
+    clean = index_of(commands, r"rm -rf .*_build/jupyter_execute")
+    build, tests = index_of(commands, BUILD), index_of(commands, PYTEST)
+    assert clean < build < tests
+    assert " -W" in commands[build] and " -n" in commands[build], "make test's build must fail on any warning"
+    arguments = pytest_arguments(commands[tests])
+    left_out = [word for word in arguments if word.split("=")[0] in SELECTING]
+    assert not left_out, f"make test must run every test, but passes {left_out} to pytest"
+    paths = [word for word in arguments if not word.startswith("-") and (REPO_ROOT / word).exists()]
+    assert paths in ([], ["tests"], ["tests/"]), f"make test runs pytest on {paths}, not on tests/"
+    settings = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
+    assert settings["testpaths"] == ["tests"]
+
+
+def test_make_check_runs_the_tests_not_marked_slow_and_builds_nothing() -> None:
+    commands = make_dry_run("check")
+    assert not [line for line in commands if re.search(BUILD, line)]
+    arguments = pytest_arguments(commands[index_of(commands, PYTEST)])
+    assert arguments[arguments.index("-m") + 1] == "not slow"
+    settings = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["pytest"]["ini_options"]
+    assert any(marker.startswith("slow:") for marker in settings["markers"]), "the slow marker is not registered"
+
+
+def test_make_publish_pushes_only_after_every_test_passed_on_a_fully_executed_book() -> None:
+    commands = make_dry_run("publish")
+    tests, first_push = index_of(commands, PYTEST), index_of(commands, r"ghp-import")
+    assert tests < first_push
+    assert re.search(r"BOOK_EXECUTE_NOTEBOOKS=force .*make test", commands[index_of(commands, r"make test")]), (
+        "make publish must run make test with every page re-executed (BOOK_EXECUTE_NOTEBOOKS=force)")
+    pushes = {}
+    for line in commands[first_push:]:
+        words = shlex.split(line)
+        if words and words[0].endswith("ghp-import"):
+            pushes[words[words.index("--branch") + 1]] = words[-1]
+    assert pushes == {"gh-pages": "_build/html", LAUNCH_BRANCH: "_build/notebooks"}
+
+
+def test_make_linkcheck_checks_links_outside_make_test() -> None:
+    commands = make_dry_run("linkcheck")
+    assert "--builder linkcheck" in commands[index_of(commands, BUILD)]
+    assert not [line for line in make_dry_run("test") if "linkcheck" in line], "linkcheck must stay out of make test"
+
+
+def test_make_book_generates_the_releases_the_site_offers_before_building() -> None:
+    commands = make_dry_run("book")
+    assert index_of(commands, r"autograde\.harness assignments") < index_of(commands, BUILD)
 
 
 def test_publish_workflow_runs_make_test_before_deploying() -> None:
