@@ -14,6 +14,8 @@ from infer_lib.checks import require_non_negative_int, require_positive_int
 
 
 class HasShapes(Protocol):
+    """What step_shapes reads of a configuration: a ModelConfig and a TransformerConfig both have it."""
+
     d_model: int
     num_heads: int
     num_kv_heads: int

@@ -6,6 +6,8 @@ The source checks run always. The checks of the built site need ``make book`` fi
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import pkgutil
 import re
 from html.parser import HTMLParser
@@ -185,13 +187,89 @@ def test_built_site_documents_each_module(module: str) -> None:
     assert pages, f"no page under {SITE / 'book' / 'api'} documents {module} (no {anchor}); rebuild the book"
 
 
+def documented_members(module_name: str) -> list[str]:
+    """What ``automodule`` with ``:members:`` documents: the public functions and classes ``module_name`` defines.
+
+    Public: listed in ``__all__`` when the module has one, else not starting with ``_``. Names it imports are
+    documented on their own module's page.
+    """
+    module = importlib.import_module(module_name)
+    names = getattr(module, "__all__", None) or [name for name in vars(module) if not name.startswith("_")]
+    return [name for name in names
+            if (inspect.isfunction(getattr(module, name)) or inspect.isclass(getattr(module, name)))
+            and getattr(module, name).__module__ == module_name]
+
+
+def words(text: str) -> str:
+    """The words of ``text``, one space apart: markup, punctuation and typographic quotes fall away."""
+    return " ".join(re.findall(r"\w+", text))
+
+
+def summary_words(docstring: str) -> str:
+    """The words of a docstring's first line as the page shows them: ``:role:`~a.b.C``` is shown as ``C``."""
+    line = docstring.strip().splitlines()[0]
+    line = re.sub(r":[\w:]+:`~(?:[\w]+\.)*", "`", line)  # the path a ~ hides
+    return words(re.sub(r":[\w:]+:`", "`", line))
+
+
+class _DescriptionParser(HTMLParser):
+    """The text of each API entry's description, by the id of its signature (``<dt id=...>``, then ``<dd>``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.descriptions: dict[str, str] = {}
+        self._open: list[tuple[str, int]] = []  # (id, depth of its <dd>) of the entries being read
+        self._pending: str | None = None
+        self._depth = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "dt" and dict(attrs).get("id"):
+            self._pending = str(dict(attrs)["id"])
+        elif tag == "dd":
+            self._depth += 1
+            if self._pending is not None:
+                self._open.append((self._pending, self._depth))
+                self.descriptions[self._pending] = ""
+                self._pending = None
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "dd":
+            if self._open and self._open[-1][1] == self._depth:
+                self._open.pop()
+            self._depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        for entry, _depth in self._open:
+            self.descriptions[entry] += data
+
+
+def test_summary_words_read_roles_and_literals() -> None:
+    docstring = "Bytes of :class:`~infer_lib.models.ModelConfig` weights for ``dtype``'s 3 * D * F.\n\nMore."
+    assert summary_words(docstring) == "Bytes of ModelConfig weights for dtype s 3 D F"
+    assert summary_words(docstring) in words("Bytes of ModelConfig weights for dtype\u2019s 3 * D * F. More.")
+
+
 @requires_site
-def test_built_api_pages_show_docstrings() -> None:
-    page = SITE / "book" / "api" / "roofline.html"
-    text = page.read_text(encoding="utf-8")
-    # The first line of a docstring, written out here, and its function's signature anchor.
-    assert 'id="infer_lib.roofline.ridge_point_flops_per_byte"' in text
-    assert "Introduced in chapter 4" in text
+@pytest.mark.parametrize("module", infer_lib_modules())
+def test_built_api_page_documents_each_public_function_and_class(module: str) -> None:
+    anchor = f'id="module-{module}"'
+    pages = [p for p in (SITE / "book" / "api").rglob("*.html") if anchor in p.read_text(encoding="utf-8")]
+    assert len(pages) == 1, f"{len(pages)} pages under book/api document {module}; rebuild the book"
+    parser = _DescriptionParser()
+    parser.feed(pages[0].read_text(encoding="utf-8"))
+    module_object = importlib.import_module(module)
+    problems = []
+    for name in documented_members(module):
+        own_docstring = getattr(module_object, name).__doc__  # not inspect.getdoc: a class without one inherits its base's
+        docstring = inspect.cleandoc(own_docstring) if own_docstring else ""
+        shown = words(parser.descriptions.get(f"{module}.{name}", ""))
+        if not docstring:
+            problems.append(f"{name} has no docstring, so the reference leaves it out")
+        elif f"{module}.{name}" not in parser.descriptions:
+            problems.append(f"{name} has no entry")
+        elif f" {summary_words(docstring)} " not in f" {shown} ":
+            problems.append(f"{name}: the entry does not show the first line of its docstring, {summary_words(docstring)!r}")
+    assert not problems, f"{pages[0].relative_to(SITE)}:\n" + "\n".join(problems)
 
 
 @requires_site
