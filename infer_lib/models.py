@@ -9,7 +9,7 @@ mix sliding-window and full-attention layers (gpt-oss, Gemma 3).
 The catalogue is data: one Hugging Face style ``config.json`` per model under
 ``infer_lib/data/model_configs/``, each with the source it was taken from, read
 by the same :func:`from_hf_config` that reads a reader's own file. Introduced
-in chapter 1 (ch-prefill-decode); MoE and MLA in chapter 2 (ch-attention-ffn).
+in ch-prefill-decode; MoE and MLA in ch-attention-ffn.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ a third fewer bytes in the page; ``infer_lib.images`` draws and encodes them (it
 importable from here too).
 
 This module holds no course logic: the chapter passes a pure ``draw(ax, value)``
-function (usually from ``infer_lib.plots``) and the values the slider steps through.
+function (usually from ``infer_lib.plotting``) and the values the slider steps through.
 
 Every slider built here carries the CSS class ``infer-frames-slider`` and its
 container the class ``infer-frames``; the site's browser test finds them by those names.

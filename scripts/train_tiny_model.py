@@ -18,7 +18,7 @@ How to rerun (a few minutes on one CPU core), from the repository root::
 Training is seeded, but PyTorch does not promise bit-identical results
 across versions or machines, so a rerun may store slightly different weights.
 
-Introduced in chapter 1 (ch-prefill-decode).
+Introduced in ch-prefill-decode.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ CHECK_PROMPT = "Is tomato a fruit?"
 class TorchRMSNorm(nn.Module):
     """RMSNorm as in infer_lib.transformer.rms_norm.
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
 
     def __init__(self, d_model: int, eps: float) -> None:
@@ -68,7 +68,7 @@ class TorchRMSNorm(nn.Module):
 class TorchLayer(nn.Module):
     """One decoder layer with the same fused weight layout as infer_lib.transformer.LayerWeights.
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
 
     def __init__(self, config: TransformerConfig) -> None:
@@ -104,7 +104,7 @@ class TorchLayer(nn.Module):
 def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     """RoPE in the rotate-half layout; x (batch, seq, heads, head_dim), cos/sin (seq, head_dim // 2).
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     x1, x2 = x.chunk(2, dim=-1)
     cos, sin = cos[:, None, :], sin[:, None, :]
@@ -114,7 +114,7 @@ def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tenso
 class TorchTransformer(nn.Module):
     """The training twin of infer_lib.transformer.Transformer.
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
 
     def __init__(self, config: TransformerConfig) -> None:
@@ -140,7 +140,7 @@ class TorchTransformer(nn.Module):
 def to_numpy_model(torch_model: TorchTransformer, config: TransformerConfig) -> Transformer:
     """Copy the trained weights into an infer_lib Transformer (float32, same (out, in) layout).
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
 
     def array(parameter: torch.Tensor) -> np.ndarray:
@@ -169,7 +169,7 @@ def to_numpy_model(torch_model: TorchTransformer, config: TransformerConfig) -> 
 def main() -> None:
     """Train, save, and check the tiny model.
 
-    Introduced in chapter 1 (ch-prefill-decode).
+    Introduced in ch-prefill-decode.
     """
     torch.manual_seed(SEED)
     # One thread: at this size a second one gains little and fights other work on the machine.

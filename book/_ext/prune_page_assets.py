@@ -11,8 +11,9 @@
   build each is re-encoded with at most ``FIGURE_PALETTE_COLORS`` colours (median cut,
   no dithering: flat plot colours stay exact), which is kept only when smaller; plots
   lose nothing visible and shrink about threefold. The slider frames get their palette when
-  drawn (``infer_lib.widgets``). Each figure is then also written as a lossless
-  WebP (the same pixels, about a third smaller) and the pages point at it when it is smaller.
+  drawn (``infer_lib.images``). Each figure is then also written as a lossless
+  WebP with ``infer_lib.images.lossless_webp`` (the same pixels, about a third
+  smaller) and the pages point at it when it is smaller.
 - The theme puts Sphinx's search scripts and the whole search index on every page for its
   search-as-you-type box; with that box off (the book's setting) only the search page uses
   them, so they are cut from the others.
@@ -35,6 +36,8 @@ from fontTools.ttLib import TTFont
 from PIL import Image
 from sphinx.application import Sphinx
 from sphinx.util import logging
+
+from infer_lib.images import lossless_webp
 
 logger = logging.getLogger(__name__)
 
@@ -139,17 +142,6 @@ def reduce_png_palette(png: bytes, colors: int = FIGURE_PALETTE_COLORS) -> bytes
     buffer = io.BytesIO()
     reduced.save(buffer, format="PNG", optimize=True)
     return buffer.getvalue() if buffer.tell() < len(png) else png
-
-
-def lossless_webp(png: bytes) -> bytes:
-    """Return ``png`` as a lossless WebP: the same pixels (palette, transparency and all), usually a third smaller."""
-    with Image.open(io.BytesIO(png)) as image:
-        image.load()
-        converted = image.convert("RGBA" if image.mode in ("RGBA", "LA", "PA") or "transparency" in image.info
-                                  else "RGB")
-    buffer = io.BytesIO()
-    converted.save(buffer, format="WEBP", lossless=True, quality=100, method=4, exact=True)
-    return buffer.getvalue()
 
 
 def _compact_figures(app: Sphinx, exception: Exception | None) -> None:
