@@ -16,11 +16,16 @@ migration (nbgrader issue #1646).
 nbgrader's collected layout ``<student_id>/<exercise>/<exercise>.ipynb`` (see
 :mod:`autograde.batch.submissions`). For every student it
 
-1. checks that each notebook is valid JSON and a valid notebook with
-   nbformat (a broken file fails that student only, with the reason in the
-   report; ``nbgrader validate`` is not used: it exits 0 even on failure).
-   Only the notebook is copied into the grading folder, so files a student
-   adds (say, a fake ``infer_lib.py`` to shadow the library) never run;
+1. reads each student's folder on its own (:mod:`autograde.batch.submissions`):
+   a notebook must be a regular file inside the submissions folder (a
+   symbolic link is refused, checked without following it), valid JSON
+   (a UTF-8 byte-order mark is dropped) and a valid notebook with nbformat.
+   Anything wrong with one student (a broken file, JSON nested too deep to
+   read, a folder name nbgrader cannot take as an id) fails that student's
+   rows only, with the reason in the report; ``nbgrader validate`` is not
+   used: it exits 0 even on failure. Only the notebook is copied into the
+   grading folder, so files a student adds (say, a fake ``infer_lib.py`` to
+   shadow the library) never run;
 2. deletes that student's earlier grade, report and feedback for the
    exercise, then runs nbgrader's autograde step for it (in this process,
    through nbgrader's API). nbgrader restores every locked cell (setup and
@@ -54,17 +59,25 @@ some, exports ``grades.csv`` and prints one line per student and exercise:
 score, maximum, status (``ok``, ``flagged``, ``failed``) and reason.
 ``report.json`` beside the gradebook holds the same rows.
 
-Exit status: 0 when every submission was graded ``ok``; 1 when the batch
-finished but some submissions are flagged or failed (each with its reason);
-2 for a usage or layout error, or ``--require-sandbox`` on a machine that
-cannot sandbox (nothing graded); 3 for a harness error (feedback or export
-failed, or hidden text leaked).
+Exit status (also in ``--help``)::
+
+    0  every submission was graded ``ok``
+    1  the batch finished, and some submissions are ``flagged`` or ``failed`` (each with its reason)
+    2  usage or layout error, or --require-sandbox on a machine that cannot sandbox: nothing graded
+    3  harness error: the batch finished, but feedback or the export failed, or a page leaked hidden text
+    4  the harness crashed (a bug of the grader's, not a student's): the traceback is printed, and
+       report.json says ``"state": "crashed"`` with the rows graded until then
+
+``report.json`` is rewritten as a batch starts, so it never shows an earlier
+batch's rows as this one's; its ``state`` is ``grading`` while it runs, then
+``finished``, ``stopped`` or ``crashed``.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import traceback
 from pathlib import Path
 
 from autograde.batch.grading import STUDENT_TIMEOUT_S, grade
@@ -78,6 +91,12 @@ EXIT_OK = 0
 EXIT_FLAGGED = 1
 EXIT_USAGE = 2
 EXIT_HARNESS_ERROR = 3
+EXIT_CRASH = 4
+EXIT_STATUSES = (
+    "exit status: 0 every submission ok; 1 finished, some flagged or failed (see report.json); "
+    "2 usage or layout error, nothing graded; 3 harness error (feedback, export or a leak); "
+    "4 the harness crashed (a bug of the grader's; report.json says state 'crashed')"
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -85,6 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m autograde.harness",
         description="Release the course's nbgrader exercises and grade student notebooks.",
+        epilog=EXIT_STATUSES,
     )
     parser.add_argument(
         "--course-root",
@@ -101,9 +121,11 @@ def _parser() -> argparse.ArgumentParser:
             "Grade SUBMISSIONS_DIR laid out as SUBMISSIONS_DIR/<student_id>/<exercise>.ipynb, "
             "e.g. hand-in/alice/ex01_prefill_decode.ipynb, or as nbgrader collect writes it "
             "(SUBMISSIONS_DIR/<student_id>/<exercise>/<exercise>.ipynb, e.g. _build/grading/submitted). Student ids: letters, digits, '_', '-', '.'. "
-            "Other files in a student's folder are ignored (and listed); a file or a badly named folder "
-            "directly in SUBMISSIONS_DIR is an error. Run `assignments` first."
+            "Other files in a student's folder are ignored (and listed); a folder name that cannot be a student "
+            "id fails that folder's rows only; a file directly in SUBMISSIONS_DIR is an error. "
+            "Run `assignments` first."
         ),
+        epilog=EXIT_STATUSES,
     )
     grade_parser.add_argument("submissions_dir", type=Path, help="SUBMISSIONS_DIR/<student_id>/<exercise>.ipynb")
     grade_parser.add_argument(
@@ -130,8 +152,21 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
+    """Run the command line; returns the exit status (a crash of the harness itself: :data:`EXIT_CRASH`)."""
     args = _parser().parse_args(argv)
+    try:
+        return _run(args)
+    except Exception:  # noqa: BLE001 -- a bug of the grader's: say so, with its own exit status
+        traceback.print_exc()
+        print(
+            "harness crash: a bug of the grader's, not a student's; report.json says which rows were graded",
+            file=sys.stderr,
+        )
+        return EXIT_CRASH
+
+
+def _run(args: argparse.Namespace) -> int:
+    """The command of ``args``; returns the exit status."""
     course_root = args.course_root.resolve()
     try:
         if args.command == "assignments":

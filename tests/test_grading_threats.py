@@ -283,7 +283,18 @@ def _cases() -> dict[str, tuple[str, Any, float, str, str | None]]:
         "d2_stashes_hidden_inputs": ("D2", lambda r, p: _with_cells(answered(
             r, EX02, {"ex02_block_solution": stash_and_show, "ex02_fraction_solution": show_seen}),
             "print('PRINTED-IN-A-' + 'student-cell'.upper())"), FULL, "ok", None),
+        # Found while the engine was open: a hand-in the intake could not read stopped the whole batch.
+        "intake_nested_brackets": ("intake", lambda r, p: NESTED_BRACKETS, 0.0, "failed",
+                                   r"^not a notebook: the JSON is nested too deeply to read$"),
+        "intake_code_too_deep_to_parse": ("intake", right_with("x" + ".y" * 200_000, "-" * 100_000 + "1"), FULL, "ok",
+                                          None),
     }
+
+
+NESTED_BRACKETS = "[" * 200_000 + "]" * 200_000
+"""400 KB of nested brackets: JSON that Python's reader cannot nest that deep (it raised RecursionError)."""
+LAST_BATCH = "last_batch_student"
+"""A row of an earlier batch, in the report.json that is there when the batch starts."""
 
 
 def _delete(nb: nbformat.NotebookNode, cell_id: str) -> nbformat.NotebookNode:
@@ -327,6 +338,7 @@ def threats(tmp_path_factory) -> dict[str, Any]:
         "    return _honest(model, prompt_ids, max_new_tokens, eos_id, **({'clock': clock} if clock else {}))\n"}))
     write_notebook(hand_in / "ex01_reprefill" / f"{EX01}.ipynb", answered(
         release_of(course, EX01), EX01, {"ex01_generate_solution": reprefill_code}))
+    (course / "_build/grading/report.json").write_text(json.dumps({"rows": [{"student_id": LAST_BATCH}]}))
     result = run_harness(
         course, "grade", str(hand_in), "--cell-timeout-s", str(CELL_TIMEOUT_S),
         "--student-timeout-s", str(SUBMISSION_TIMEOUT_S), env={"GRADER_SECRET_TOKEN": SECRET},
@@ -340,6 +352,8 @@ def test_the_batch_finishes_with_flagged_submissions_and_no_harness_error(threat
     result = threats["result"]
     assert result.returncode == 1, result.stdout + result.stderr  # 1: finished, some submissions flagged
     assert threats["report"]["harness_errors"] == []
+    assert threats["report"]["state"] == "finished"
+    assert LAST_BATCH not in {student_id for student_id, _ in threats["rows"]}  # the report was rewritten
     assert "sandbox backend: namespaces" in result.stdout
     assert len(threats["rows"]) == len(CASES) + 3
 

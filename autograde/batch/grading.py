@@ -5,6 +5,7 @@ See :mod:`autograde.harness` for the command line and the guarantees.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 from dataclasses import asdict, dataclass, field
@@ -14,7 +15,7 @@ import nbformat
 
 from autograde.authoring.leaks import HIDDEN_TEST_MARKERS, find_leaks, html_visible_text, secret_lines
 from autograde.batch.integrity import suspicious_code
-from autograde.batch.submissions import StudentFolder, read_submissions
+from autograde.batch.submissions import LayoutError, StudentFolder, read_submissions
 from autograde.nbgrader_glue import autograde_step, gradebook
 from autograde.nbgrader_glue.autograde_step import StepSettings
 from autograde.nbgrader_glue.commands import failure_reason, run_nbgrader
@@ -68,13 +69,12 @@ def _repairs(course_root: Path, student_id: str, exercise: str) -> list[str]:
 
 
 def _grade_one(course_root: Path, student: StudentFolder, exercise: str, settings: StepSettings) -> GradeRow:
-    """Autograde one notebook in a child process and read its grade."""
+    """Autograde one notebook in a sandbox and read its grade."""
     max_score = gradebook.assignment_max_score(course_root, exercise)
-    # Read before the reset: the hand-in may be nbgrader's own submitted/ folder, which the reset clears.
-    notebook = student.notebooks[exercise].read_bytes() if exercise in student.notebooks else b""
+    failed = GradeRow(student.student_id, exercise, "failed", 0.0, max_score)
+    notebook = student.notebooks.get(exercise, b"")
     suspicious = suspicious_code(nbformat.reads(notebook.decode("utf-8"), as_version=4)) if notebook else []
     _reset_student(course_root, student.student_id, exercise)
-    failed = GradeRow(student.student_id, exercise, "failed", 0.0, max_score)
     if exercise in student.problems:
         failed.reason = student.problems[exercise]
         return failed
@@ -106,6 +106,22 @@ def _grade_one(course_root: Path, student: StudentFolder, exercise: str, setting
     # Skipped files cost nothing but are worth a line: the student may have misnamed their work.
     row.reason = " | ".join([*reasons, *_repairs(course_root, student.student_id, exercise), *student.notes])
     return row
+
+
+def _grade_row(course_root: Path, student: StudentFolder, exercise: str, settings: StepSettings) -> GradeRow:
+    """:func:`_grade_one`, with any failure of the grader on this notebook costing this row only.
+
+    The row is then ``failed`` with the reason, and no grade of it survives.
+    """
+    try:
+        return _grade_one(course_root, student, exercise, settings)
+    except Exception as error:  # noqa: BLE001 -- one notebook must never stop the batch
+        reason = f"the grader could not grade this notebook ({type(error).__name__}: {str(error)[:300]})"
+        max_score = 0.0
+        with contextlib.suppress(Exception):
+            max_score = gradebook.assignment_max_score(course_root, exercise)
+            gradebook.forget_submission(course_root, exercise, student.student_id)
+        return GradeRow(student.student_id, exercise, "failed", 0.0, max_score, reason)
 
 
 def _feedback_path(course_root: Path, row: GradeRow) -> Path:
@@ -158,28 +174,77 @@ def _verify_feedback(course_root: Path, rows: list[GradeRow]) -> list[str]:
     return errors
 
 
+def report_path(course_root: Path) -> Path:
+    """``report.json`` of the batch being graded, or of the last one."""
+    return build_dir(course_root) / "report.json"
+
+
+def write_report(
+    course_root: Path, rows: list[GradeRow], errors: list[str], state: str, **extra: object
+) -> None:
+    """Write ``report.json``: ``state`` is ``grading`` (the batch has started), ``finished`` or ``crashed``."""
+    csv_path = build_dir(course_root) / "grades.csv"
+    report = {"state": state, "rows": [asdict(row) for row in rows], "harness_errors": errors,
+              "grades_csv": str(csv_path), **extra}
+    path = report_path(course_root)
+    if not path.parent.is_dir():  # no course build folder (a wrong --course-root): nothing to report into
+        return
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(report, indent=2), encoding="utf-8")
+    partial.replace(path)
+
+
 def grade(
     course_root: Path, submissions_dir: Path, settings: StepSettings | None = None
 ) -> tuple[list[GradeRow], list[str]]:
-    """Grade every notebook in ``submissions_dir``; returns the rows and the harness errors."""
-    settings = settings or StepSettings(CELL_TIMEOUT_S, STUDENT_TIMEOUT_S)
-    check_config(course_root)
-    exercises = list_exercises(course_root)
-    for exercise in exercises:
-        if not gradebook.has_assignment(course_root, exercise):
-            raise HarnessError(
-                f"{exercise} is not in the gradebook yet: run `python -m autograde.harness assignments` first"
-            )
-    students = read_submissions(submissions_dir, exercises)
-    gradebook.back_up(course_root)
+    """Grade every notebook in ``submissions_dir``; returns the rows and the harness errors.
 
+    ``report.json`` is rewritten as the batch starts (state ``grading``, no
+    row; last batch's ``grades.csv`` is removed), again after every row, and
+    a last time when the batch ends: ``finished``, ``stopped`` (a layout or
+    harness error before grading, in ``harness_errors``) or ``crashed`` (a
+    bug of the grader's, in ``error``, with the rows graded until then). A
+    report never shows an earlier batch's rows as this one's.
+    """
+    settings = settings or StepSettings(CELL_TIMEOUT_S, STUDENT_TIMEOUT_S)
     rows: list[GradeRow] = []
+    if build_dir(course_root).is_dir():
+        write_report(course_root, rows, [], "grading")
+        (build_dir(course_root) / "grades.csv").unlink(missing_ok=True)
+    try:
+        check_config(course_root)
+        exercises = list_exercises(course_root)
+        for exercise in exercises:
+            if not gradebook.has_assignment(course_root, exercise):
+                raise HarnessError(
+                    f"{exercise} is not in the gradebook yet: run `python -m autograde.harness assignments` first"
+                )
+        students = read_submissions(submissions_dir, exercises)
+        errors = _grade_batch(course_root, students, exercises, settings, rows)
+    except (LayoutError, HarnessError) as error:
+        write_report(course_root, rows, [str(error)], "stopped")
+        raise
+    except BaseException as error:
+        # A bug of the grader's, or an interrupt: the report says so, with the rows graded until then.
+        write_report(course_root, rows, [], "crashed", error=f"{type(error).__name__}: {error}")
+        raise
+    write_report(course_root, rows, errors, "finished")
+    return rows, errors
+
+
+def _grade_batch(
+    course_root: Path, students: list[StudentFolder], exercises: list[str], settings: StepSettings,
+    rows: list[GradeRow],
+) -> list[str]:
+    """Grade every student into ``rows`` (the report follows), then feedback and export; returns harness errors."""
+    gradebook.back_up(course_root)
     for student in students:
         attempted = [name for name in exercises if name in student.notebooks or name in student.problems]
         for exercise in attempted:
-            row = _grade_one(course_root, student, exercise, settings)
+            row = _grade_row(course_root, student, exercise, settings)
             rows.append(row)
             print(_format_row(row), flush=True)
+            write_report(course_root, rows, [], "grading")
         if not attempted:
             reason = student.problems.get("(none)", "nothing to grade")
             for exercise in exercises:
@@ -188,6 +253,7 @@ def grade(
                 row = GradeRow(student.student_id, exercise, "failed", 0.0, max_score, reason)
                 rows.append(row)
                 print(_format_row(row), flush=True)
+            write_report(course_root, rows, [], "grading")
 
     errors: list[str] = []
     for exercise in exercises:
@@ -197,9 +263,7 @@ def grade(
     log = build_dir(course_root) / "logs" / "export.log"
     if run_nbgrader(["export", f"--to={csv_path}"], course_root, log, FEEDBACK_TIMEOUT_S).returncode != 0:
         errors.append(f"nbgrader export failed: {failure_reason(log)}")
-    report = {"rows": [asdict(row) for row in rows], "harness_errors": errors, "grades_csv": str(csv_path)}
-    (build_dir(course_root) / "report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
-    return rows, errors
+    return errors
 
 
 def _format_row(row: GradeRow) -> str:

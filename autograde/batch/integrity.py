@@ -93,7 +93,7 @@ def _parse(source: str) -> ast.AST | None:
         lines.append(line[: len(line) - len(stripped)] + "pass" if stripped.startswith(("%", "!")) else line)
     try:
         return ast.parse("\n".join(lines))
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # not Python, or nested too deep to read
         return None
 
 

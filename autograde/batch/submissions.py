@@ -1,22 +1,23 @@
-"""Find the students' notebooks in a submissions folder and check each one opens.
+"""Find the students' notebooks in a submissions folder and read each one, student by student.
 
 The one accepted layout is::
 
     <submissions_dir>/<student_id>/<exercise>.ipynb
 
-for example ``hand-in/alice/ex01_prefill_decode.ipynb``. A student id is
-letters, digits, ``_``, ``-`` and ``.``, starting with a letter or digit.
-Hidden entries (names starting with ``.``, such as ``.ipynb_checkpoints``)
-are skipped everywhere.
+for example ``hand-in/alice/ex01_prefill_decode.ipynb``, or nbgrader's
+collected layout ``<student_id>/<exercise>/<exercise>.ipynb``. Hidden
+entries (names starting with ``.``, such as ``.ipynb_checkpoints``) are
+skipped everywhere.
 
 Two kinds of problem are kept apart:
 
 - a wrong *layout* (a file where a student folder belongs, a folder name that
   is not a valid id, no student at all) is the instructor's mistake: it raises
   :class:`LayoutError` before anything is graded;
-- a broken *submission* (not JSON, not a notebook, a misnamed file) belongs to
-  one student: it is recorded on that student and the rest of the batch is
-  graded.
+- everything else belongs to one student and costs that student's row only,
+  with its reason: a file that is not a notebook, a notebook too deep for
+  the JSON reader, a folder that cannot be read. Whatever goes wrong while
+  one student is read, the others are read and graded.
 """
 
 from __future__ import annotations
@@ -47,42 +48,68 @@ class StudentFolder:
     """One student's hand-in: the notebooks that open, and what was wrong with the rest."""
 
     student_id: str
-    notebooks: dict[str, Path] = field(default_factory=dict)
-    """Exercise name -> path of a notebook that passed :func:`notebook_problem`."""
+    notebooks: dict[str, bytes] = field(default_factory=dict)
+    """Exercise name -> the notebook as read (UTF-8 JSON), ready to grade."""
     problems: dict[str, str] = field(default_factory=dict)
     """Exercise name -> why that exercise cannot be graded (``"(none)"``: nothing gradable at all)."""
     notes: list[str] = field(default_factory=list)
     """Entries that were skipped, for the report (they cost no points)."""
 
 
-def notebook_problem(path: Path) -> str | None:
-    """Why ``path`` cannot be graded as a Jupyter notebook, or None if it can."""
-    size_bytes = path.stat().st_size
-    if size_bytes > MAX_NOTEBOOK_BYTES:
-        return f"the file is {size_bytes / 1e6:.1f} MB, over the {MAX_NOTEBOOK_BYTES / 1e6:.0f} MB limit"
+def read_notebook(path: Path) -> tuple[bytes | None, str | None]:
+    """``(notebook, None)`` for a gradable notebook, ``(None, why)`` otherwise; never raises.
+
+    The notebook comes back as UTF-8 JSON. A file over
+    :data:`MAX_NOTEBOOK_BYTES`, a file that is not UTF-8 JSON (even one nested
+    too deep for the JSON reader), and JSON that is not a valid notebook are refused.
+    """
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_NOTEBOOK_BYTES + 1)
+    except OSError as error:
+        return None, f"{path.name} cannot be read as a file ({error.strerror or error})"
+    if len(data) > MAX_NOTEBOOK_BYTES:
+        return None, f"the file is over the {MAX_NOTEBOOK_BYTES / 1e6:.0f} MB limit"
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        return f"not a notebook: the file is not UTF-8 text ({error.reason} at byte {error.start})"
+        return None, f"not a notebook: the file is not UTF-8 text ({error.reason} at byte {error.start})"
     try:
         json.loads(text)
     except json.JSONDecodeError as error:
-        return f"not a notebook: invalid JSON at line {error.lineno}, column {error.colno} ({error.msg})"
+        return None, f"not a notebook: invalid JSON at line {error.lineno}, column {error.colno} ({error.msg})"
+    except RecursionError:
+        return None, "not a notebook: the JSON is nested too deeply to read"
+    except Exception as error:  # noqa: BLE001 -- any other failure of the reader is this file's problem
+        return None, f"not a notebook: the JSON cannot be read ({type(error).__name__})"
     try:
         with warnings.catch_warnings():
             # nbformat warns about fixable details (missing cell ids); only hard errors matter here.
             warnings.simplefilter("ignore")
             nb = nbformat.reads(text, as_version=4)
             nbformat.validate(nb)
-    except Exception as error:  # nbformat raises several types for malformed notebooks
+    except Exception as error:  # noqa: BLE001 -- nbformat raises several types for malformed notebooks
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        return f"not a valid Jupyter notebook: {first_line}"
-    return None
+        return None, f"not a valid Jupyter notebook: {first_line[:300]}"
+    return text.encode("utf-8"), None
+
+
+def notebook_problem(path: Path) -> str | None:
+    """Why ``path`` cannot be graded as a Jupyter notebook, or None if it can (see :func:`read_notebook`)."""
+    return read_notebook(path)[1]
 
 
 def _visible_entries(folder: Path) -> list[Path]:
     """Entries of ``folder`` in name order, hidden ones (``.name``) left out."""
     return sorted(entry for entry in folder.iterdir() if not entry.name.startswith("."))
+
+
+def _take(student: StudentFolder, exercise: str, path: Path) -> None:
+    notebook, problem = read_notebook(path)
+    if notebook is not None:
+        student.notebooks[exercise] = notebook
+    else:
+        student.problems[exercise] = problem or "unreadable"
 
 
 def _read_student(folder: Path, exercises: list[str]) -> StudentFolder:
@@ -91,19 +118,10 @@ def _read_student(folder: Path, exercises: list[str]) -> StudentFolder:
     for entry in _visible_entries(folder):
         exercise = entry.stem if entry.suffix == ".ipynb" else entry.name
         if entry.is_file() and entry.suffix == ".ipynb" and exercise in exercises:
-            problem = notebook_problem(entry)
-            if problem is None:
-                student.notebooks[exercise] = entry
-            else:
-                student.problems[exercise] = problem
+            _take(student, exercise, entry)
         elif entry.is_dir() and entry.name in exercises and (entry / f"{entry.name}.ipynb").is_file():
             # nbgrader's collected layout (submitted/<student>/<exercise>/<exercise>.ipynb): only the notebook is used.
-            nested = entry / f"{entry.name}.ipynb"
-            problem = notebook_problem(nested)
-            if problem is None:
-                student.notebooks[entry.name] = nested
-            else:
-                student.problems[entry.name] = problem
+            _take(student, entry.name, entry / f"{entry.name}.ipynb")
         elif entry.is_dir() and entry.name in exercises:
             student.problems[entry.name] = (
                 f"found a folder {folder.name}/{entry.name}/ without {entry.name}.ipynb in it; put the notebook "
@@ -116,6 +134,15 @@ def _read_student(folder: Path, exercises: list[str]) -> StudentFolder:
         found = ", ".join(entry.name for entry in _visible_entries(folder)) or "nothing"
         student.problems["(none)"] = f"no gradable notebook: expected {expected}, found {found}"
     return student
+
+
+def _read_one(entry: Path, exercises: list[str]) -> StudentFolder:
+    """One student folder, whatever it holds: a folder that cannot be read is that student's problem."""
+    try:
+        return _read_student(entry, exercises)
+    except Exception as error:  # noqa: BLE001 -- a folder that cannot be read fails its own row only
+        reason = f"the folder cannot be read ({type(error).__name__}: {error})"
+        return StudentFolder(entry.name, problems={"(none)": reason})
 
 
 def read_submissions(submissions_dir: Path, exercises: list[str]) -> list[StudentFolder]:
@@ -132,7 +159,7 @@ def read_submissions(submissions_dir: Path, exercises: list[str]) -> list[Studen
                 f"folder name {entry.name!r} is not a valid student id (letters, digits, '_', '-', '.'; "
                 f"starting with a letter or digit); {LAYOUT_HELP}"
             )
-        students.append(_read_student(entry, exercises))
+        students.append(_read_one(entry, exercises))
     if not students:
         raise LayoutError(f"no student folders in {submissions_dir}; {LAYOUT_HELP}")
     return students

@@ -1,0 +1,145 @@
+"""Reading a folder of hand-ins: whatever is wrong with one student costs that student's rows, never the batch.
+
+Fast, in-process tests of :mod:`autograde.batch.submissions` and of what the
+harness does before and around grading (its report and its exit statuses).
+The same hand-ins are graded end to end in the threat catalogue
+(tests/test_grading_threats.py).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograde import harness
+from autograde.batch import grading
+from autograde.batch.integrity import suspicious_code
+from autograde.batch.submissions import read_notebook, read_submissions
+from autograde.nbgrader_glue import course
+
+REPO = Path(__file__).resolve().parents[1]
+EX02 = "ex02_attention_ffn"
+NESTED_BRACKETS = "[" * 200_000 + "]" * 200_000
+"""A 400 KB file of nested brackets: valid JSON that Python's reader cannot nest that deep."""
+
+
+def _notebook_text() -> str:
+    return nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1")]))
+
+
+def _hand_in(folder: Path, student_id: str, data: str | bytes | None = None, exercise: str = EX02) -> Path:
+    path = folder / student_id / f"{exercise}.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = _notebook_text() if data is None else data
+    path.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+    return path
+
+
+def _students(folder: Path) -> dict[str, object]:
+    return {student.student_id: student for student in read_submissions(folder, [EX02])}
+
+
+def test_a_notebook_nested_too_deep_fails_its_own_row(tmp_path):
+    _hand_in(tmp_path, "alice")
+    _hand_in(tmp_path, "deep", NESTED_BRACKETS)
+    students = _students(tmp_path)
+    assert list(students["alice"].notebooks) == [EX02]
+    assert students["deep"].problems == {EX02: "not a notebook: the JSON is nested too deeply to read"}
+
+
+def test_read_notebook_never_raises(tmp_path):
+    cases = {
+        "nested": NESTED_BRACKETS,
+        "not_utf8": b"\xff\xfe{",
+        "not_a_notebook": '{"cells": 3}',
+        "huge_number": '{"cells": [], "x": ' + "9" * 100_000 + "}",
+    }
+    for name, data in cases.items():
+        path = tmp_path / f"{name}.ipynb"
+        path.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+        notebook, problem = read_notebook(path)
+        assert notebook is None and problem, name
+    assert read_notebook(tmp_path / "missing.ipynb")[1].startswith("missing.ipynb cannot be read")
+
+
+def test_a_folder_that_cannot_be_read_fails_its_own_row(tmp_path, monkeypatch):
+    _hand_in(tmp_path, "alice")
+    _hand_in(tmp_path, "broken")
+    real = read_submissions.__globals__["_read_student"]
+
+    def read_student(folder, exercises):
+        if folder.name == "broken":
+            raise RecursionError("maximum recursion depth exceeded")
+        return real(folder, exercises)
+
+    monkeypatch.setitem(read_submissions.__globals__, "_read_student", read_student)
+    students = _students(tmp_path)
+    assert list(students["alice"].notebooks) == [EX02]
+    assert students["broken"].problems == {
+        "(none)": "the folder cannot be read (RecursionError: maximum recursion depth exceeded)"
+    }
+
+
+def test_the_integrity_scan_reads_past_code_nested_too_deep_to_parse():
+    cells = ["-" * 100_000 + "1", "x" + ".y" * 200_000, "import ctypes"]
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
+    assert suspicious_code(nb) == ["cell 3 imports `ctypes`"]
+
+
+def _course(tmp_path: Path) -> Path:
+    root = course.copy_course(REPO, tmp_path / "course", [EX02])
+    (root / "_build/grading").mkdir(parents=True)
+    (root / "_build/grading/report.json").write_text(
+        json.dumps({"rows": [{"student_id": "last_years_student", "score": 10.0}], "harness_errors": []})
+    )
+    (root / "_build/grading/grades.csv").write_text("assignment,student_id,score\nex02_attention_ffn,last_years_student,10\n")
+    return root
+
+
+def _report(root: Path) -> dict:
+    return json.loads((root / "_build/grading/report.json").read_text(encoding="utf-8"))
+
+
+def test_a_crash_of_the_harness_has_its_own_exit_status_and_says_so_in_the_report(tmp_path, monkeypatch, capsys):
+    root = _course(tmp_path)
+    hand_in = tmp_path / "hand-in"
+    _hand_in(hand_in, "alice")
+    monkeypatch.setattr(grading.gradebook, "has_assignment", lambda course_root, exercise: True)
+
+    def broken_backup(course_root):
+        raise RuntimeError("a bug of the grader's")
+
+    monkeypatch.setattr(grading.gradebook, "back_up", broken_backup)
+    status = harness.main(["--course-root", str(root), "grade", str(hand_in), "--sandbox-backend", "process"])
+    assert status == harness.EXIT_CRASH == 4
+    assert status not in (harness.EXIT_OK, harness.EXIT_FLAGGED, harness.EXIT_USAGE, harness.EXIT_HARNESS_ERROR)
+    report = _report(root)
+    assert report["state"] == "crashed"
+    assert report["error"] == "RuntimeError: a bug of the grader's"
+    assert report["rows"] == []  # last batch's row is gone
+    assert not (root / "_build/grading/grades.csv").exists()
+    err = capsys.readouterr().err
+    assert "RuntimeError: a bug of the grader's" in err and "harness crash" in err
+
+
+def test_a_layout_error_rewrites_the_report_too(tmp_path, monkeypatch):
+    root = _course(tmp_path)
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setattr(grading.gradebook, "has_assignment", lambda course_root, exercise: True)
+    status = harness.main(["--course-root", str(root), "grade", str(tmp_path / "empty")])
+    assert status == harness.EXIT_USAGE
+    report = _report(root)
+    assert report["state"] == "stopped" and report["rows"] == []
+    assert report["harness_errors"][0].startswith("no student folders in")
+
+
+def test_the_exit_statuses_are_in_the_help(capsys):
+    with pytest.raises(SystemExit):
+        harness.main(["grade", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    for status in ("0 every submission ok", "1 finished, some flagged or failed", "2 usage or layout error",
+                   "3 harness error", "4 the harness crashed"):
+        assert status in help_text
