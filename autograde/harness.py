@@ -22,7 +22,8 @@ nbgrader's collected layout ``<student_id>/<exercise>/<exercise>.ipynb`` (see
    (a UTF-8 byte-order mark is dropped) and a valid notebook with nbformat.
    Anything wrong with one student (a broken file, JSON nested too deep to
    read, a folder name nbgrader cannot take as an id) fails that student's
-   rows only, with the reason in the report; ``nbgrader validate`` is not
+   rows only, with the reason in the report (so does a failure of the grader
+   on one notebook); ``nbgrader validate`` is not
    used: it exits 0 even on failure. Only the notebook is copied into the
    grading folder, so files a student adds (say, a fake ``infer_lib.py`` to
    shadow the library) never run;
@@ -120,7 +121,8 @@ def _parser() -> argparse.ArgumentParser:
         description=(
             "Grade SUBMISSIONS_DIR laid out as SUBMISSIONS_DIR/<student_id>/<exercise>.ipynb, "
             "e.g. hand-in/alice/ex01_prefill_decode.ipynb, or as nbgrader collect writes it "
-            "(SUBMISSIONS_DIR/<student_id>/<exercise>/<exercise>.ipynb, e.g. _build/grading/submitted). Student ids: letters, digits, '_', '-', '.'. "
+            "(SUBMISSIONS_DIR/<student_id>/<exercise>/<exercise>.ipynb, e.g. _build/grading/submitted). "
+            "Student ids: letters and digits of any script, inner spaces, '_', '-', '.', starting with a letter or digit. "
             "Other files in a student's folder are ignored (and listed); a folder name that cannot be a student "
             "id fails that folder's rows only; a file directly in SUBMISSIONS_DIR is an error. "
             "Run `assignments` first."

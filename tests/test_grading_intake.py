@@ -17,7 +17,7 @@ import pytest
 from autograde import harness
 from autograde.batch import grading
 from autograde.batch.integrity import suspicious_code
-from autograde.batch.submissions import read_notebook, read_submissions
+from autograde.batch.submissions import LayoutError, read_notebook, read_submissions
 from autograde.nbgrader_glue import course
 
 REPO = Path(__file__).resolve().parents[1]
@@ -81,6 +81,25 @@ def test_a_folder_that_cannot_be_read_fails_its_own_row(tmp_path, monkeypatch):
     assert students["broken"].problems == {
         "(none)": "the folder cannot be read (RecursionError: maximum recursion depth exceeded)"
     }
+
+
+def test_a_folder_name_nbgrader_cannot_take_refuses_that_row_only(tmp_path):
+    for student_id in ("alice", "Zoé Martin", "Ana-María.O", "glob*name", "trailing ", "-dash", "semi;colon"):
+        _hand_in(tmp_path, student_id)
+    students = _students(tmp_path)
+    for accepted in ("alice", "Zoé Martin", "Ana-María.O"):
+        assert students[accepted].valid_id and list(students[accepted].notebooks) == [EX02], accepted
+    for refused, why in (("glob*name", "it holds '*'"), ("trailing ", "it starts or ends with a space"),
+                         ("-dash", "it does not start with a letter or a digit"), ("semi;colon", "it holds ';'")):
+        student = students[refused]
+        assert not student.valid_id and student.notebooks == {}
+        assert student.problems[EX02].startswith(f"folder name {refused!r} is not a valid student id ({why})")
+
+
+def test_only_badly_named_folders_is_a_layout_error(tmp_path):
+    _hand_in(tmp_path, "glob*name")
+    with pytest.raises(LayoutError, match=r"no folder of .* is named as a student: folder name 'glob\*name'"):
+        read_submissions(tmp_path, [EX02])
 
 
 def test_the_integrity_scan_reads_past_code_nested_too_deep_to_parse():

@@ -286,6 +286,10 @@ def _cases() -> dict[str, tuple[str, Any, float, str, str | None]]:
         # Found while the engine was open: a hand-in the intake could not read stopped the whole batch.
         "intake_nested_brackets": ("intake", lambda r, p: NESTED_BRACKETS, 0.0, "failed",
                                    r"^not a notebook: the JSON is nested too deeply to read$"),
+        # A folder name nbgrader takes (accents, an inner space) is graded; one it cannot take fails alone.
+        "Zoé Martin": ("names", lambda r, p: answered(r, EX02), FULL, "ok", None),
+        "glob*name": ("names", lambda r, p: answered(r, EX02), 0.0, "failed",
+                      r"^folder name 'glob\*name' is not a valid student id \(it holds '\*'\)"),
         "intake_code_too_deep_to_parse": ("intake", right_with("x" + ".y" * 200_000, "-" * 100_000 + "1"), FULL, "ok",
                                           None),
     }

@@ -72,6 +72,9 @@ def _grade_one(course_root: Path, student: StudentFolder, exercise: str, setting
     """Autograde one notebook in a sandbox and read its grade."""
     max_score = gradebook.assignment_max_score(course_root, exercise)
     failed = GradeRow(student.student_id, exercise, "failed", 0.0, max_score)
+    if not student.valid_id:  # nbgrader cannot hold this id: the gradebook never sees it
+        failed.reason = student.problems.get(exercise) or student.problems.get("(none)", "refused")
+        return failed
     notebook = student.notebooks.get(exercise, b"")
     suspicious = suspicious_code(nbformat.reads(notebook.decode("utf-8"), as_version=4)) if notebook else []
     _reset_student(course_root, student.student_id, exercise)
@@ -120,7 +123,8 @@ def _grade_row(course_root: Path, student: StudentFolder, exercise: str, setting
         max_score = 0.0
         with contextlib.suppress(Exception):
             max_score = gradebook.assignment_max_score(course_root, exercise)
-            gradebook.forget_submission(course_root, exercise, student.student_id)
+            if student.valid_id:
+                gradebook.forget_submission(course_root, exercise, student.student_id)
         return GradeRow(student.student_id, exercise, "failed", 0.0, max_score, reason)
 
 
@@ -248,7 +252,8 @@ def _grade_batch(
         if not attempted:
             reason = student.problems.get("(none)", "nothing to grade")
             for exercise in exercises:
-                gradebook.add_student(course_root, student.student_id)
+                if student.valid_id:
+                    gradebook.add_student(course_root, student.student_id)
                 max_score = gradebook.assignment_max_score(course_root, exercise)
                 row = GradeRow(student.student_id, exercise, "failed", 0.0, max_score, reason)
                 rows.append(row)

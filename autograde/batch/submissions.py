@@ -11,19 +11,19 @@ skipped everywhere.
 
 Two kinds of problem are kept apart:
 
-- a wrong *layout* (a file where a student folder belongs, a folder name that
-  is not a valid id, no student at all) is the instructor's mistake: it raises
-  :class:`LayoutError` before anything is graded;
+- a wrong *layout* (a file where a student folder belongs, no student folder
+  at all, or not one whose name can be a student id) is the instructor's
+  mistake: it raises :class:`LayoutError` before anything is graded;
 - everything else belongs to one student and costs that student's row only,
-  with its reason: a file that is not a notebook, a notebook too deep for
-  the JSON reader, a folder that cannot be read. Whatever goes wrong while
-  one student is read, the others are read and graded.
+  with its reason: a folder name that cannot be a student id (a character
+  nbgrader cannot take), a file that is not a notebook, a notebook too deep
+  for the JSON reader, a folder that cannot be read. Whatever goes wrong
+  while one student is read, the others are read and graded.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +34,8 @@ LAYOUT_HELP = (
     "expected one folder per student: <submissions_dir>/<student_id>/<exercise>.ipynb "
     "(or nbgrader's collected layout, <student_id>/<exercise>/<exercise>.ipynb)"
 )
-STUDENT_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+ID_PUNCTUATION = frozenset("_-. ")
+"""Characters a student id may hold besides letters and digits (of any script: accents are fine)."""
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 """A hand-in bigger than this is refused: real answers are a few hundred kB."""
 
@@ -54,6 +55,28 @@ class StudentFolder:
     """Exercise name -> why that exercise cannot be graded (``"(none)"``: nothing gradable at all)."""
     notes: list[str] = field(default_factory=list)
     """Entries that were skipped, for the report (they cost no points)."""
+    valid_id: bool = True
+    """False when the folder's name cannot be a student id: the row is refused and the gradebook never sees it."""
+
+
+def student_id_problem(name: str) -> str | None:
+    """Why the folder name ``name`` cannot be a student id in nbgrader, or None if it can.
+
+    nbgrader keeps the id in folder names and reads ``CourseDirectory.student_id``
+    as a file glob (so ``*``, ``?`` and ``[`` would match other students) and
+    strips spaces at its ends; letters and digits of any script, inner spaces,
+    ``_``, ``-`` and ``.`` are fine.
+    """
+    if not name:
+        return "the folder has no name"
+    if name != name.strip():
+        return "it starts or ends with a space"
+    if not name[0].isalnum():
+        return "it does not start with a letter or a digit"
+    odd = sorted({char for char in name if not (char.isalnum() or char in ID_PUNCTUATION)})
+    if odd:
+        return "it holds " + ", ".join(repr(char) for char in odd)
+    return None
 
 
 def read_notebook(path: Path) -> tuple[bytes | None, str | None]:
@@ -136,17 +159,30 @@ def _read_student(folder: Path, exercises: list[str]) -> StudentFolder:
     return student
 
 
+def _refused(student: StudentFolder, reason: str) -> StudentFolder:
+    """``student`` with every exercise it handed in (or none) failed for ``reason``, and nothing to grade."""
+    attempted = [*student.notebooks, *(name for name in student.problems if name != "(none)")] or ["(none)"]
+    return StudentFolder(student.student_id, {}, dict.fromkeys(attempted, reason), student.notes, student.valid_id)
+
+
 def _read_one(entry: Path, exercises: list[str]) -> StudentFolder:
-    """One student folder, whatever it holds: a folder that cannot be read is that student's problem."""
+    """One student folder, whatever it holds: a refused name or an unreadable folder is that student's problem."""
+    name_problem = student_id_problem(entry.name)
     try:
-        return _read_student(entry, exercises)
+        student = _read_student(entry, exercises)
     except Exception as error:  # noqa: BLE001 -- a folder that cannot be read fails its own row only
-        reason = f"the folder cannot be read ({type(error).__name__}: {error})"
-        return StudentFolder(entry.name, problems={"(none)": reason})
+        student = _refused(StudentFolder(entry.name), f"the folder cannot be read ({type(error).__name__}: {error})")
+    if name_problem is not None:
+        student.valid_id = False
+        return _refused(student, (
+            f"folder name {entry.name!r} is not a valid student id ({name_problem}): rename it with letters, "
+            f"digits, spaces, '_', '-' and '.', starting with a letter or digit"
+        ))
+    return student
 
 
 def read_submissions(submissions_dir: Path, exercises: list[str]) -> list[StudentFolder]:
-    """Every student folder of ``submissions_dir``, in id order; raises LayoutError on a wrong layout."""
+    """Every student folder of ``submissions_dir``, in name order; raises LayoutError on a wrong layout."""
     submissions_dir = Path(submissions_dir)
     if not submissions_dir.is_dir():
         raise LayoutError(f"submissions folder {submissions_dir} does not exist or is not a folder; {LAYOUT_HELP}")
@@ -154,12 +190,10 @@ def read_submissions(submissions_dir: Path, exercises: list[str]) -> list[Studen
     for entry in _visible_entries(submissions_dir):
         if not entry.is_dir():
             raise LayoutError(f"found the file {entry.name} directly in {submissions_dir}; {LAYOUT_HELP}")
-        if STUDENT_ID_PATTERN.fullmatch(entry.name) is None:
-            raise LayoutError(
-                f"folder name {entry.name!r} is not a valid student id (letters, digits, '_', '-', '.'; "
-                f"starting with a letter or digit); {LAYOUT_HELP}"
-            )
         students.append(_read_one(entry, exercises))
     if not students:
         raise LayoutError(f"no student folders in {submissions_dir}; {LAYOUT_HELP}")
+    if not any(student.valid_id for student in students):
+        reasons = "; ".join(next(iter(student.problems.values())) for student in students)
+        raise LayoutError(f"no folder of {submissions_dir} is named as a student: {reasons}; {LAYOUT_HELP}")
     return students
