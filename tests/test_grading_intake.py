@@ -9,6 +9,7 @@ The same hand-ins are graded end to end in the threat catalogue
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import nbformat
@@ -16,6 +17,7 @@ import pytest
 
 from autograde import harness
 from autograde.batch import grading
+from autograde.batch.duplicates import flag_copies
 from autograde.batch.integrity import suspicious_code
 from autograde.batch.submissions import LayoutError, read_notebook, read_submissions
 from autograde.nbgrader_glue import course
@@ -100,6 +102,75 @@ def test_only_badly_named_folders_is_a_layout_error(tmp_path):
     _hand_in(tmp_path, "glob*name")
     with pytest.raises(LayoutError, match=r"no folder of .* is named as a student: folder name 'glob\*name'"):
         read_submissions(tmp_path, [EX02])
+
+
+def test_only_regular_files_inside_the_submissions_tree_are_read(tmp_path):
+    hand_in = tmp_path / "hand-in"
+    source = _hand_in(tmp_path / "instructor", "course")  # stands for the instructor's source notebook
+    alice = _hand_in(hand_in, "alice")
+    for student_id, target in (("links_to_source", source), ("links_to_alice", alice)):
+        (hand_in / student_id).mkdir(parents=True)
+        (hand_in / student_id / f"{EX02}.ipynb").symlink_to(target)
+    (hand_in / "links_folder").symlink_to(hand_in / "alice")
+    (hand_in / "nested_link" / EX02).mkdir(parents=True)
+    (hand_in / "nested_link" / EX02 / f"{EX02}.ipynb").symlink_to(source)
+    (hand_in / "linked_exercise_folder").mkdir()
+    (hand_in / "linked_exercise_folder" / EX02).symlink_to(source.parent, target_is_directory=True)
+    (hand_in / "fifo").mkdir()
+    os.mkfifo(hand_in / "fifo" / f"{EX02}.ipynb")
+    students = _students(hand_in)
+    assert list(students["alice"].notebooks) == [EX02]
+    refused = {
+        "links_to_source": f"{EX02}.ipynb is a symbolic link, not a file: hand in the notebook itself",
+        "links_to_alice": f"{EX02}.ipynb is a symbolic link, not a file: hand in the notebook itself",
+        "nested_link": f"{EX02}.ipynb is a symbolic link, not a file: hand in the notebook itself",
+        "linked_exercise_folder": f"linked_exercise_folder/{EX02} is a symbolic link: hand in the notebook itself",
+        "fifo": f"{EX02}.ipynb cannot be read as a file ({EX02}.ipynb is not a regular file)",
+    }
+    for student_id, reason in refused.items():
+        assert students[student_id].notebooks == {} and students[student_id].problems == {EX02: reason}, student_id
+    assert students["links_folder"].problems == {"(none)": "the student folder links_folder is a symbolic link"}
+
+
+def _released_course(tmp_path: Path) -> Path:
+    root = course.copy_course(REPO, tmp_path / "course", [EX02])
+    release = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("# YOUR CODE HERE\nraise NotImplementedError()")])
+    path = root / "_build/grading/release" / EX02 / f"{EX02}.ipynb"
+    path.parent.mkdir(parents=True)
+    nbformat.write(release, path)
+    return root
+
+
+def test_copies_of_another_hand_in_or_of_the_source_are_flagged(tmp_path):
+    root = _released_course(tmp_path)
+    hand_in = tmp_path / "hand-in"
+    answer = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("def f():\n    return 1")])
+    _hand_in(hand_in, "alice", nbformat.writes(answer))
+    resaved = nbformat.from_dict(json.loads(nbformat.writes(answer)))
+    resaved.cells[0].outputs = [nbformat.v4.new_output("stream", text="ran it\n")]
+    resaved.cells[0].source += "   \n"
+    resaved.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    _hand_in(hand_in, "bob", nbformat.writes(resaved))  # the same cells, saved again
+    _hand_in(hand_in, "carol", (root / "exercises" / EX02 / f"{EX02}.ipynb").read_bytes())
+    with_marker = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("### BEGIN SOLUTION\nx = 1\n### END SOLUTION")])
+    _hand_in(hand_in, "dan", nbformat.writes(with_marker))
+    release = (root / "_build/grading/release" / EX02 / f"{EX02}.ipynb").read_bytes()
+    _hand_in(hand_in, "erin", release)
+    _hand_in(hand_in, "frank", release)  # two untouched releases are nobody's copy
+    _hand_in(hand_in, "gina", nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 2")])))
+    students = read_submissions(hand_in, [EX02])
+    flag_copies(root, students, [EX02])
+    flags = {student.student_id: student.flags.get(EX02, []) for student in students}
+    source_copy = ["a copy of the instructor's source notebook (it holds its solutions and hidden tests)"]
+    assert flags == {
+        "alice": ["identical to the hand-in of bob"],
+        "bob": ["identical to the hand-in of alice"],
+        "carol": source_copy,
+        "dan": source_copy,
+        "erin": [],
+        "frank": [],
+        "gina": [],
+    }
 
 
 def test_the_integrity_scan_reads_past_code_nested_too_deep_to_parse():

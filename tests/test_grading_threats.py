@@ -306,6 +306,47 @@ def _delete(nb: nbformat.NotebookNode, cell_id: str) -> nbformat.NotebookNode:
     return nb
 
 
+def _signed(nb: nbformat.NotebookNode | str, student_id: str) -> nbformat.NotebookNode | str:
+    """The notebook with a note naming its student, as real hand-ins differ: identical hand-ins are flagged as copies."""
+    if isinstance(nb, str):
+        return nb
+    nb.cells.append(nbformat.v4.new_markdown_cell(f"Handed in by {student_id}."))
+    return nb
+
+
+def _source_notebook(course: Path) -> Path:
+    return course / "exercises" / EX02 / f"{EX02}.ipynb"
+
+
+def _link(hand_in: Path, student_id: str, target: Path) -> None:
+    (hand_in / student_id).mkdir()
+    (hand_in / student_id / f"{EX02}.ipynb").symlink_to(target)
+
+
+def _copy_of(hand_in: Path, student_id: str, original: Path) -> None:
+    (hand_in / student_id).mkdir()
+    (hand_in / student_id / f"{EX02}.ipynb").write_bytes(original.read_bytes())
+
+
+COPIED = "k7_background_processes"
+"""A student of CASES whose hand-in others link to or copy (a right answer: 10/10, not flagged, on its own)."""
+FILE_CASES: dict[str, tuple[str, Any, float, str, str]] = {
+    # student id -> (catalogue id, writer(hand_in, course), score, status, reason pattern); written in this order.
+    "links_to_source": ("links", lambda h, c: _link(h, "links_to_source", _source_notebook(c)), 0.0, "failed",
+                        rf"^{EX02}.ipynb is a symbolic link, not a file: hand in the notebook itself"),
+    "links_to_other_student": ("links", lambda h, c: _link(h, "links_to_other_student", h / COPIED / f"{EX02}.ipynb"),
+                               0.0, "failed", r"is a symbolic link, not a file"),
+    "links_folder": ("links", lambda h, c: (h / "links_folder").symlink_to(h / COPIED, target_is_directory=True),
+                     0.0, "failed", r"^the student folder links_folder is a symbolic link$"),
+    "copies_source": ("links", lambda h, c: _copy_of(h, "copies_source", _source_notebook(c)), FULL, "flagged",
+                      r"^a copy of the instructor's source notebook"),
+    "copies_a": ("links", lambda h, c: write_notebook(h / "copies_a" / f"{EX02}.ipynb", answered(release_of(c, EX02), EX02)),
+                 FULL, "flagged", r"^identical to the hand-in of copies_b$"),
+    "copies_b": ("links", lambda h, c: _copy_of(h, "copies_b", h / "copies_a" / f"{EX02}.ipynb"), FULL, "flagged",
+                 r"^identical to the hand-in of copies_a$"),
+}
+"""Hand-ins made on the file system: links and copies."""
+
 MARKER = "written-on-the-grader-side"
 """A file that only code escaping to the grader's process could create (beside the course copy)."""
 CASES = _cases()
@@ -322,7 +363,9 @@ def threats(tmp_path_factory) -> dict[str, Any]:
     paths = {"course": str(course), "repo": str(REPO), "hand_in": str(hand_in), "marker": str(course.parent / MARKER)}
     release = release_of(course, EX02)
     for student_id, (_, build, _, _, _) in CASES.items():
-        write_notebook(hand_in / student_id / f"{EX02}.ipynb", build(release, paths))
+        write_notebook(hand_in / student_id / f"{EX02}.ipynb", _signed(build(release, paths), student_id))
+    for _, write, _, _, _ in FILE_CASES.values():
+        write(hand_in, course)
     (hand_in / "c6_shadows_infer_lib" / "infer_lib.py").write_text("def num_params(*a):\n    return 0\n")
     (hand_in / "c6_shadows_infer_lib" / "autograde.py").write_text("check = lambda *a: None\n")
     # Exercise 1: a generate that re-runs the whole prefill every step and tries to make the log look cached.
@@ -359,18 +402,24 @@ def test_the_batch_finishes_with_flagged_submissions_and_no_harness_error(threat
     assert threats["report"]["state"] == "finished"
     assert LAST_BATCH not in {student_id for student_id, _ in threats["rows"]}  # the report was rewritten
     assert "sandbox backend: namespaces" in result.stdout
-    assert len(threats["rows"]) == len(CASES) + 3
+    assert len(threats["rows"]) == len(CASES) + len(FILE_CASES) + 3
 
 
-@pytest.mark.parametrize("student_id", sorted(CASES))
+@pytest.mark.parametrize("student_id", sorted(CASES) + sorted(FILE_CASES))
 def test_each_case_ends_in_its_safe_outcome(threats, student_id):
-    catalogue_id, _, score, status, reason = CASES[student_id]
+    catalogue_id, _, score, status, reason = CASES.get(student_id) or FILE_CASES[student_id]
     row = threats["rows"][(student_id, EX02)]
     assert row["score"] == score, f"{catalogue_id}: {row}"
     if status is not None:  # None: may or may not reach the per-cell limit on a loaded machine; the score is the point
         assert row["status"] == status, f"{catalogue_id}: {row}"
     if reason:
         assert re.search(reason, row["reason"]), row["reason"]
+
+
+def test_no_solution_reaches_a_student_through_a_link(threats):
+    feedback = threats["course"] / "_build/grading/feedback"
+    assert not (feedback / "links_to_source").exists() and not (feedback / "links_to_other_student").exists()
+    assert threats["rows"][(COPIED, EX02)]["status"] == "ok"  # linked to and copied by others, and graded as usual
 
 
 def test_faking_the_models_call_log_earns_nothing(threats):

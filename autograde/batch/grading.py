@@ -14,6 +14,7 @@ from pathlib import Path
 import nbformat
 
 from autograde.authoring.leaks import HIDDEN_TEST_MARKERS, find_leaks, html_visible_text, secret_lines
+from autograde.batch.duplicates import flag_copies
 from autograde.batch.integrity import suspicious_code
 from autograde.batch.submissions import LayoutError, StudentFolder, read_submissions
 from autograde.nbgrader_glue import autograde_step, gradebook
@@ -102,6 +103,7 @@ def _grade_one(course_root: Path, student: StudentFolder, exercise: str, setting
         ungraded = ", ".join(score.ungraded) or "see formgrader"
         reasons.append(f"needs manual grading (deleted or broken test cell?): {ungraded}")
     reasons += _sandbox_reasons(course_root, student.student_id, exercise)
+    reasons += student.flags.get(exercise, [])
     if suspicious:
         reasons.append("review the code: " + "; ".join(suspicious))
     if reasons:
@@ -224,6 +226,7 @@ def grade(
                     f"{exercise} is not in the gradebook yet: run `python -m autograde.harness assignments` first"
                 )
         students = read_submissions(submissions_dir, exercises)
+        flag_copies(course_root, [student for student in students if student.valid_id], exercises)
         errors = _grade_batch(course_root, students, exercises, settings, rows)
     except (LayoutError, HarnessError) as error:
         write_report(course_root, rows, [str(error)], "stopped")

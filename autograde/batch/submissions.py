@@ -17,13 +17,23 @@ Two kinds of problem are kept apart:
 - everything else belongs to one student and costs that student's row only,
   with its reason: a folder name that cannot be a student id (a character
   nbgrader cannot take), a file that is not a notebook, a notebook too deep
-  for the JSON reader, a folder that cannot be read. Whatever goes wrong
-  while one student is read, the others are read and graded.
+  for the JSON reader, a symbolic link, a folder that cannot be read.
+  Whatever goes wrong while one student is read, the others are read and
+  graded.
+
+Only regular files and folders inside the submissions tree are read, each
+checked without following links (``lstat``, and ``O_NOFOLLOW`` when the
+file is opened): a hand-in that is a symbolic link, to the instructor's
+source notebook or to another student's hand-in, is refused with its reason.
+A hand-in identical to another's or to the source notebook is graded, and
+flagged (:mod:`autograde.batch.duplicates`).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import stat
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +67,8 @@ class StudentFolder:
     """Entries that were skipped, for the report (they cost no points)."""
     valid_id: bool = True
     """False when the folder's name cannot be a student id: the row is refused and the gradebook never sees it."""
+    flags: dict[str, list[str]] = field(default_factory=dict)
+    """Exercise name -> reasons for a person to look at a notebook that is graded (a copy, say)."""
 
 
 def student_id_problem(name: str) -> str | None:
@@ -79,15 +91,28 @@ def student_id_problem(name: str) -> str | None:
     return None
 
 
+def _open_regular(path: Path) -> int:
+    """A file descriptor of ``path`` opened without following a link; OSError if it is not a regular file."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise IsADirectoryError(f"{path.name} is not a regular file")
+    return fd
+
+
 def read_notebook(path: Path) -> tuple[bytes | None, str | None]:
     """``(notebook, None)`` for a gradable notebook, ``(None, why)`` otherwise; never raises.
 
-    The notebook comes back as UTF-8 JSON. A file over
+    The notebook comes back as UTF-8 JSON. A
+    symbolic link, a device or a folder is refused, as is a file over
     :data:`MAX_NOTEBOOK_BYTES`, a file that is not UTF-8 JSON (even one nested
-    too deep for the JSON reader), and JSON that is not a valid notebook are refused.
+    too deep for the JSON reader), and JSON that is not a valid notebook.
     """
     try:
-        with open(path, "rb") as handle:
+        if path.is_symlink():
+            return None, f"{path.name} is a symbolic link, not a file: hand in the notebook itself"
+        fd = _open_regular(path)
+        with os.fdopen(fd, "rb") as handle:
             data = handle.read(MAX_NOTEBOOK_BYTES + 1)
     except OSError as error:
         return None, f"{path.name} cannot be read as a file ({error.strerror or error})"
@@ -127,6 +152,11 @@ def _visible_entries(folder: Path) -> list[Path]:
     return sorted(entry for entry in folder.iterdir() if not entry.name.startswith("."))
 
 
+def _is_real_dir(path: Path) -> bool:
+    """A folder that is not a symbolic link to one (checked without following links)."""
+    return stat.S_ISDIR(path.lstat().st_mode)
+
+
 def _take(student: StudentFolder, exercise: str, path: Path) -> None:
     notebook, problem = read_notebook(path)
     if notebook is not None:
@@ -140,12 +170,14 @@ def _read_student(folder: Path, exercises: list[str]) -> StudentFolder:
     student = StudentFolder(student_id=folder.name)
     for entry in _visible_entries(folder):
         exercise = entry.stem if entry.suffix == ".ipynb" else entry.name
-        if entry.is_file() and entry.suffix == ".ipynb" and exercise in exercises:
+        if entry.suffix == ".ipynb" and exercise in exercises and not _is_real_dir(entry):
             _take(student, exercise, entry)
-        elif entry.is_dir() and entry.name in exercises and (entry / f"{entry.name}.ipynb").is_file():
+        elif entry.name in exercises and entry.is_symlink():
+            student.problems[entry.name] = f"{folder.name}/{entry.name} is a symbolic link: hand in the notebook itself"
+        elif entry.name in exercises and _is_real_dir(entry) and os.path.lexists(entry / f"{entry.name}.ipynb"):
             # nbgrader's collected layout (submitted/<student>/<exercise>/<exercise>.ipynb): only the notebook is used.
             _take(student, entry.name, entry / f"{entry.name}.ipynb")
-        elif entry.is_dir() and entry.name in exercises:
+        elif entry.name in exercises and _is_real_dir(entry):
             student.problems[entry.name] = (
                 f"found a folder {folder.name}/{entry.name}/ without {entry.name}.ipynb in it; put the notebook "
                 f"directly in {folder.name}/ as {entry.name}.ipynb ({LAYOUT_HELP})"
@@ -188,6 +220,11 @@ def read_submissions(submissions_dir: Path, exercises: list[str]) -> list[Studen
         raise LayoutError(f"submissions folder {submissions_dir} does not exist or is not a folder; {LAYOUT_HELP}")
     students: list[StudentFolder] = []
     for entry in _visible_entries(submissions_dir):
+        if entry.is_symlink():
+            refused = _refused(StudentFolder(entry.name), f"the student folder {entry.name} is a symbolic link")
+            refused.valid_id = student_id_problem(entry.name) is None
+            students.append(refused)
+            continue
         if not entry.is_dir():
             raise LayoutError(f"found the file {entry.name} directly in {submissions_dir}; {LAYOUT_HELP}")
         students.append(_read_one(entry, exercises))
