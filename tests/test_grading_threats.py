@@ -23,6 +23,7 @@ from typing import Any
 
 import nbformat
 import pytest
+from nbconvert import HTMLExporter
 
 from grading_support import (
     NEEDS_FULL_SANDBOX,
@@ -37,6 +38,7 @@ from grading_support import (
     sandbox_processes,
     write_notebook,
 )
+from test_student_text import HOSTILE_MARKDOWN, MARK, live_html
 
 pytestmark = NEEDS_FULL_SANDBOX
 
@@ -71,6 +73,12 @@ WRONG_BLOCK = {"ex02_block_solution": "def gpt_block_params(d_model, ffn_dim):\n
 def _with_cells(nb: nbformat.NotebookNode, *sources: str) -> nbformat.NotebookNode:
     """Append free code cells (a student's own experiments) at the end."""
     nb.cells += [nbformat.v4.new_code_cell(source) for source in sources]
+    return nb
+
+
+def _with_markdown(nb: nbformat.NotebookNode, *sources: str) -> nbformat.NotebookNode:
+    """Append Markdown cells of the student's own."""
+    nb.cells += [nbformat.v4.new_markdown_cell(source) for source in sources]
     return nb
 
 
@@ -286,6 +294,9 @@ def _cases() -> dict[str, tuple[str, Any, float, str, str | None]]:
         # Found while the engine was open: a hand-in the intake could not read stopped the whole batch.
         "intake_nested_brackets": ("intake", lambda r, p: NESTED_BRACKETS, 0.0, "failed",
                                    r"^not a notebook: the JSON is nested too deeply to read$"),
+        # Student Markdown is shown as text in feedback and the formgrader, never run.
+        "markdown_live_html": ("markdown", lambda r, p: _with_markdown(answered(r, EX02), HOSTILE_MARKDOWN), FULL,
+                               "ok", None),
         # A folder name nbgrader takes (accents, an inner space) is graded; one it cannot take fails alone.
         "Zoé Martin": ("names", lambda r, p: answered(r, EX02), FULL, "ok", None),
         "glob*name": ("names", lambda r, p: answered(r, EX02), 0.0, "failed",
@@ -420,6 +431,16 @@ def test_no_solution_reaches_a_student_through_a_link(threats):
     feedback = threats["course"] / "_build/grading/feedback"
     assert not (feedback / "links_to_source").exists() and not (feedback / "links_to_other_student").exists()
     assert threats["rows"][(COPIED, EX02)]["status"] == "ok"  # linked to and copied by others, and graded as usual
+
+
+def test_student_markdown_runs_in_no_page(threats):
+    course, student = threats["course"], "markdown_live_html"
+    page = (course / "_build/grading/feedback" / student / EX02 / f"{EX02}.html").read_text(encoding="utf-8")
+    assert live_html(page) == []
+    assert f"window.{MARK}_1" in page  # shown as the text it is
+    autograded = nbformat.read(course / "_build/grading/autograded" / student / EX02 / f"{EX02}.ipynb", as_version=4)
+    formgrader_view, _ = HTMLExporter(template_name="classic").from_notebook_node(autograded)
+    assert live_html(formgrader_view) == []
 
 
 def test_faking_the_models_call_log_earns_nothing(threats):

@@ -90,13 +90,17 @@ def apply_settings(c: Any, course_root: Path) -> None:
     from nbgrader.preprocessors import ClearOutput, DeduplicateIds, OverwriteCells, OverwriteKernelspec
 
     from autograde.nbgrader_glue.repair import RepairStructure
+    from autograde.nbgrader_glue.student_text import StudentMarkdownAsText
 
+    # Once the locked cells are back, the student's own Markdown is made plain text
+    # (autograde.nbgrader_glue.student_text): feedback and the formgrader never render its HTML.
     c.Autograde.sanitize_preprocessors = [
         RepairStructure,
         ClearOutput,
         DeduplicateIds,
         OverwriteKernelspec,
         OverwriteCells,
+        StudentMarkdownAsText,
         CheckCellMetadata,
     ]
     c.RepairStructure.release_root = str(build_dir(root) / "release")
