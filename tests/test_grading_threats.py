@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ import nbformat
 import pytest
 from nbconvert import HTMLExporter
 
+from autograde.authoring.leaks import html_visible_text, notebook_text
 from grading_support import (
     NEEDS_FULL_SANDBOX,
     REPO,
@@ -297,6 +299,13 @@ def _cases() -> dict[str, tuple[str, Any, float, str, str | None]]:
         # Student Markdown is shown as text in feedback and the formgrader, never run.
         "markdown_live_html": ("markdown", lambda r, p: _with_markdown(answered(r, EX02), HOSTILE_MARKDOWN), FULL,
                                "ok", None),
+        # Error messages and output name the grading machine's paths: shown as seen from the student's notebook.
+        "paths_in_messages": ("paths", block(
+            "import os, sys\nimport infer_lib\n\ndef gpt_block_params(d_model, ffn_dim):\n"
+            "    print('PATHS', sys.prefix, 'cwd', os.getcwd(), infer_lib.__file__)\n"
+            "    stub = os.path.join(os.path.dirname(infer_lib.__path__[0]), 'autograde', 'checks.py')\n"
+            "    raise FileNotFoundError(f'PATHS {stub} exists={os.path.exists(stub)} in {os.getcwd()}/data.csv')\n"),
+            BLOCK_LOST, "ok", None),
         # A folder name nbgrader takes (accents, an inner space) is graded; one it cannot take fails alone.
         "Zoé Martin": ("names", lambda r, p: answered(r, EX02), FULL, "ok", None),
         "glob*name": ("names", lambda r, p: answered(r, EX02), 0.0, "failed",
@@ -441,6 +450,18 @@ def test_student_markdown_runs_in_no_page(threats):
     autograded = nbformat.read(course / "_build/grading/autograded" / student / EX02 / f"{EX02}.ipynb", as_version=4)
     formgrader_view, _ = HTMLExporter(template_name="classic").from_notebook_node(autograded)
     assert live_html(formgrader_view) == []
+
+
+def test_feedback_names_paths_as_seen_from_the_students_notebook(threats):
+    course, student = threats["course"], "paths_in_messages"
+    page = (course / "_build/grading/feedback" / student / EX02 / f"{EX02}.html").read_text(encoding="utf-8")
+    autograded = course / "_build/grading/autograded" / student / EX02 / f"{EX02}.ipynb"
+    for text in (" ".join(html_visible_text(page).split()), notebook_text(nbformat.read(autograded, as_version=4))):
+        assert "../../autograde/checks.py exists=True in ./data.csv" in text
+        assert "cwd . ../../infer_lib/__init__.py" in text
+        host = {str(REPO), str(Path(sys.prefix).resolve()), str(Path(sys.base_prefix).resolve()), "/scratch",
+                "/opt/grading-runner"} - {"/", "/usr", "/usr/local"}
+        assert [path for path in host if path in text] == []
 
 
 def test_faking_the_models_call_log_earns_nothing(threats):

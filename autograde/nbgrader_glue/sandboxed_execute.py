@@ -46,6 +46,7 @@ from autograde.checking.registry import handed_to_student_code, student_module_f
 from autograde.checking.student_code import CheckFailed
 from autograde.nbgrader_glue.repair import REPAIRS_KEY
 from autograde.sandbox import backends
+from autograde.sandbox.paths import as_student_paths
 from autograde.sandbox.policy import GiB, SandboxPolicy
 from autograde.sandbox.protocol import RemoteBaseError
 from autograde.sandbox.session import HostObjects, StudentSession
@@ -141,14 +142,18 @@ def _shown(call: CheckCall, printed: io.StringIO) -> str:
 
 
 def _cell_outputs(outcomes: list[CheckOutcome], limit_chars: int) -> list[NotebookNode]:
-    """A test cell's new outputs: the checks' pass lines and echoes, then the first failure as an error."""
-    text = "".join(outcome.printed for outcome in outcomes)
+    """A test cell's new outputs: the checks' pass lines and echoes, then the first failure as an error.
+
+    Paths of the grading machine in them are shown as seen from the student's notebook
+    (:func:`autograde.sandbox.paths.as_student_paths`).
+    """
+    text = as_student_paths("".join(outcome.printed for outcome in outcomes))
     if len(text) > limit_chars:
         text = text[:limit_chars] + f"\n[{len(text) - limit_chars} more characters cut]\n"
     outputs = [new_output("stream", name="stdout", text=text)] if text else []
     failed = [outcome for outcome in outcomes if not outcome.passed]
     if failed:
-        message = failed[0].message
+        message = as_student_paths(failed[0].message)
         outputs.append(new_output("error", ename="CheckFailed", evalue=message, traceback=[f"CheckFailed: {message}"]))
     return outputs
 
