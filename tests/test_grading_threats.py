@@ -46,6 +46,7 @@ pytestmark = NEEDS_FULL_SANDBOX
 
 EX02 = "ex02_attention_ffn"
 EX01 = "ex01_prefill_decode"
+EX06 = "ex06_serving_engines"
 FULL, BLOCK_LOST = 10.0, 2.0
 """Full marks; what is left when gpt_block_params is wrong: its 4 points and gpt_params's 4 (which calls it)."""
 CELL_TIMEOUT_S = 10
@@ -110,6 +111,9 @@ def _cases() -> dict[str, tuple[str, Any, float, str, str | None]]:
 
     def block(code: str) -> Any:
         return lambda release, paths: answered(release, EX02, {"ex02_block_solution": code})
+
+    def block_and_fraction(code: str) -> Any:
+        return lambda release, paths: answered(release, EX02, {"ex02_fraction_solution": code})
 
     def right_block_then(body: str) -> str:
         right = reference_answer(EX02, "ex02_block_solution").replace("def gpt_block_params(", "def _right_block(")
@@ -306,6 +310,10 @@ def _cases() -> dict[str, tuple[str, Any, float, str, str | None]]:
             "    stub = os.path.join(os.path.dirname(infer_lib.__path__[0]), 'autograde', 'checks.py')\n"
             "    raise FileNotFoundError(f'PATHS {stub} exists={os.path.exists(stub)} in {os.getcwd()}/data.csv')\n"),
             BLOCK_LOST, "ok", None),
+        # Honest mechanics: a byte-order mark, an exact Fraction where the text asks for a number.
+        "mechanics_byte_order_mark": ("mechanics", lambda r, p: "\ufeff" + json.dumps(
+            _signed(answered(r, EX02), "mechanics_byte_order_mark")), FULL, "ok", None),
+        "mechanics_exact_fraction": ("mechanics", block_and_fraction(EXACT_FRACTION), FULL, "ok", None),
         # A folder name nbgrader takes (accents, an inner space) is graded; one it cannot take fails alone.
         "Zoé Martin": ("names", lambda r, p: answered(r, EX02), FULL, "ok", None),
         "glob*name": ("names", lambda r, p: answered(r, EX02), 0.0, "failed",
@@ -315,6 +323,17 @@ def _cases() -> dict[str, tuple[str, Any, float, str, str | None]]:
     }
 
 
+EXACT_FRACTION = (
+    "from fractions import Fraction\n\n"
+    "def attention_fraction(d_model, ffn_dim):\n"
+    "    require_positive_int('d_model', d_model)\n"
+    "    require_positive_int('ffn_dim', ffn_dim)\n"
+    "    attention = 4 * d_model * (d_model + 1)\n"
+    "    return Fraction(attention, attention + 2 * d_model * ffn_dim + ffn_dim + d_model)\n"
+)
+"""Attention's share as an exact fraction: the text asks for "a number"."""
+LIST_KEY = "mechanics_list_sort_key"
+"""Exercise 6's policy with its waiting key returned as a list (the text says a tuple; it sorts the same)."""
 NESTED_BRACKETS = "[" * 200_000 + "]" * 200_000
 """400 KB of nested brackets: JSON that Python's reader cannot nest that deep (it raised RecursionError)."""
 LAST_BATCH = "last_batch_student"
@@ -376,7 +395,7 @@ FAKED_CALL_LOG = "ex01_fakes_call_log"
 @pytest.fixture(scope="module")
 def threats(tmp_path_factory) -> dict[str, Any]:
     """Grade every case in one batch; returns the report rows, the output and the course folder."""
-    course = copy_course(tmp_path_factory.mktemp("threats") / "course", [EX01, EX02])
+    course = copy_course(tmp_path_factory.mktemp("threats") / "course", [EX01, EX02, EX06])
     result = run_harness(course, "assignments")
     assert result.returncode == 0, result.stdout + result.stderr
     hand_in = tmp_path_factory.mktemp("threats-hand-in")
@@ -405,6 +424,11 @@ def threats(tmp_path_factory) -> dict[str, Any]:
         "    return _honest(model, prompt_ids, max_new_tokens, eos_id, **({'clock': clock} if clock else {}))\n"}))
     write_notebook(hand_in / "ex01_reprefill" / f"{EX01}.ipynb", answered(
         release_of(course, EX01), EX01, {"ex01_generate_solution": reprefill_code}))
+    list_key = reference_answer(EX06, "ex06_aging_solution").replace(
+        "return (virtual_deadline_s, request.arrived_at_s)", "return [virtual_deadline_s, request.arrived_at_s]")
+    assert "return [" in list_key
+    write_notebook(hand_in / LIST_KEY / f"{EX06}.ipynb", answered(
+        release_of(course, EX06), EX06, {"ex06_aging_solution": list_key}))
     (course / "_build/grading/report.json").write_text(json.dumps({"rows": [{"student_id": LAST_BATCH}]}))
     result = run_harness(
         course, "grade", str(hand_in), "--cell-timeout-s", str(CELL_TIMEOUT_S),
@@ -422,7 +446,9 @@ def test_the_batch_finishes_with_flagged_submissions_and_no_harness_error(threat
     assert threats["report"]["state"] == "finished"
     assert LAST_BATCH not in {student_id for student_id, _ in threats["rows"]}  # the report was rewritten
     assert "sandbox backend: namespaces" in result.stdout
-    assert len(threats["rows"]) == len(CASES) + len(FILE_CASES) + 3
+    others = {(FAKED_CALL_LOG, EX01), ("ex01_writes_through_the_model", EX01), ("ex01_reprefill", EX01), (LIST_KEY, EX06)}
+    nothing_gradable = {("links_folder", EX01), ("links_folder", EX06)}  # a row for every exercise
+    assert set(threats["rows"]) == {(student, EX02) for student in [*CASES, *FILE_CASES]} | others | nothing_gradable
 
 
 @pytest.mark.parametrize("student_id", sorted(CASES) + sorted(FILE_CASES))
@@ -462,6 +488,11 @@ def test_feedback_names_paths_as_seen_from_the_students_notebook(threats):
         host = {str(REPO), str(Path(sys.prefix).resolve()), str(Path(sys.base_prefix).resolve()), "/scratch",
                 "/opt/grading-runner"} - {"/", "/usr", "/usr/local"}
         assert [path for path in host if path in text] == []
+
+
+def test_a_sort_key_returned_as_a_list_keeps_its_points(threats):
+    row = threats["rows"][(LIST_KEY, EX06)]
+    assert (row["score"], row["status"]) == (FULL, "ok"), row
 
 
 def test_faking_the_models_call_log_earns_nothing(threats):

@@ -26,7 +26,8 @@ checked without following links (``lstat``, and ``O_NOFOLLOW`` when the
 file is opened): a hand-in that is a symbolic link, to the instructor's
 source notebook or to another student's hand-in, is refused with its reason.
 A hand-in identical to another's or to the source notebook is graded, and
-flagged (:mod:`autograde.batch.duplicates`).
+flagged (:mod:`autograde.batch.duplicates`). A notebook saved with a UTF-8
+byte-order mark is read without it.
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ ID_PUNCTUATION = frozenset("_-. ")
 """Characters a student id may hold besides letters and digits (of any script: accents are fine)."""
 MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
 """A hand-in bigger than this is refused: real answers are a few hundred kB."""
+UTF8_BOM = b"\xef\xbb\xbf"
+"""Some editors save a notebook with it; JSON does not allow it, so it is dropped."""
 
 
 class LayoutError(ValueError):
@@ -60,7 +63,7 @@ class StudentFolder:
 
     student_id: str
     notebooks: dict[str, bytes] = field(default_factory=dict)
-    """Exercise name -> the notebook as read (UTF-8 JSON), ready to grade."""
+    """Exercise name -> the notebook as read (UTF-8 JSON, without a byte-order mark), ready to grade."""
     problems: dict[str, str] = field(default_factory=dict)
     """Exercise name -> why that exercise cannot be graded (``"(none)"``: nothing gradable at all)."""
     notes: list[str] = field(default_factory=list)
@@ -103,7 +106,7 @@ def _open_regular(path: Path) -> int:
 def read_notebook(path: Path) -> tuple[bytes | None, str | None]:
     """``(notebook, None)`` for a gradable notebook, ``(None, why)`` otherwise; never raises.
 
-    The notebook comes back as UTF-8 JSON. A
+    The notebook comes back as UTF-8 JSON without a byte-order mark. A
     symbolic link, a device or a folder is refused, as is a file over
     :data:`MAX_NOTEBOOK_BYTES`, a file that is not UTF-8 JSON (even one nested
     too deep for the JSON reader), and JSON that is not a valid notebook.
@@ -118,6 +121,7 @@ def read_notebook(path: Path) -> tuple[bytes | None, str | None]:
         return None, f"{path.name} cannot be read as a file ({error.strerror or error})"
     if len(data) > MAX_NOTEBOOK_BYTES:
         return None, f"the file is over the {MAX_NOTEBOOK_BYTES / 1e6:.0f} MB limit"
+    data = data.removeprefix(UTF8_BOM)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:

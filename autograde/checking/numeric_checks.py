@@ -15,8 +15,10 @@ is the test cell's check, run twice:
 Every case follows the rules of :mod:`autograde.checking.student_code`: the expected
 values are loaded before the student's code runs, the function receives
 copies of the inputs, and the result's exact type is checked before any
-comparison (a count must be an ``int``; a quantity may be an ``int`` or a
-``float``), so an object that claims to equal everything earns nothing.
+comparison (a count must be an ``int``; a quantity, "a number" in the
+exercises' text, may be any real number: an ``int``, a ``float``, an exact
+``fractions.Fraction``, a numpy scalar, compared as a float), so an object
+that claims to equal everything earns nothing.
 """
 
 from __future__ import annotations
@@ -27,12 +29,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from autograde.checking.student_code import FLOAT_TYPES, INT_TYPES, CheckFailed, call_student, require_raises
+from autograde.checking.student_code import (
+    FLOAT_TYPES,
+    INT_TYPES,
+    CheckFailed,
+    call_student,
+    is_real_number,
+    require_raises,
+)
 
 REL_TOL = 1e-9
 """Relative tolerance for quantities: far above float rounding, far below any modelling mistake."""
 RESULT_KINDS = ("count", "quantity")
-"""``count``: an exact ``int`` (parameters, tokens, sequences); ``quantity``: an int or float compared to REL_TOL."""
+"""``count``: an exact ``int`` (parameters, tokens, sequences); ``quantity``: any real number compared to REL_TOL."""
 
 
 @dataclass(frozen=True)
@@ -92,8 +101,11 @@ def _vet(spec: FunctionSpec, result: object, what: str, hidden: bool) -> float:
         return int(result)  # type: ignore[call-overload]
     if type(result) in INT_TYPES:
         return int(result)  # type: ignore[call-overload]
-    if type(result) in FLOAT_TYPES:
-        return float(result)  # type: ignore[arg-type]
+    if is_real_number(result):  # a float, an exact Fraction, a numpy scalar: compared as a float
+        try:
+            return float(result)  # type: ignore[arg-type]
+        except (OverflowError, ValueError):
+            raise CheckFailed(f"{what} is a number too large for a float{shown}.") from None
     raise CheckFailed(f"{what} must be a number (an int or a float), got {type(result).__name__}.")
 
 

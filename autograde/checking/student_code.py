@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import io
 import math
+import numbers
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -28,6 +29,18 @@ import numpy as np
 
 INT_TYPES = (int, np.int64, np.int32, np.intp)
 FLOAT_TYPES = (float, np.float64)
+
+
+def is_real_number(value: object) -> bool:
+    """True for any real number a correct answer may return where the text asks for "a number".
+
+    Python's ``int``, ``float`` and ``fractions.Fraction`` and numpy's integer
+    and float scalars (anything registered as :class:`numbers.Real`), but not a
+    bool. From a sandbox only plain data arrives by value (a student's own
+    number class arrives as a handle, which is no ``numbers.Real``), and a
+    check compares ``float(value)``, never the object itself.
+    """
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
 _NOT_WRITTEN = "replace the `raise NotImplementedError()` line with your code."
 MAX_ECHOED_CHARS = 2000
 """How much of the student's printed output a visible check shows again."""

@@ -8,7 +8,8 @@ same :class:`Channel`.
 What crosses the pipe:
 
 - **plain data by value**: ``None``, bools, ints, floats (NaN and infinities
-  tagged), strings, lists, tuples, dicts, numpy scalars and numeric arrays
+  tagged), exact fractions (``fractions.Fraction``, as two ints), strings,
+  lists, tuples, dicts, numpy scalars and numeric arrays
   (dtype and shape kept, so a check can still tell an ``int`` from a
   ``np.float64``), and dataclass instances of ``infer_lib`` whose fields are
   themselves plain (a ``Request``, a ``ModelConfig``); a copy remembers where
@@ -41,6 +42,7 @@ import os
 import select
 import time
 from collections.abc import Callable
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -196,6 +198,8 @@ class Channel:
             return {"$dict": [[self.encode(k, depth + 1), self.encode(v, depth + 1)] for k, v in value.items()]}
         if isinstance(value, np.generic) and type(value) in _NUMPY_SCALARS:
             return {"$np": value.dtype.str, "v": self.encode(value.item(), depth + 1)}
+        if type(value) is Fraction:
+            return {"$frac": [value.numerator, value.denominator]}
         if type(value) is np.ndarray and value.dtype.kind in "biuf":
             data = base64.b64encode(np.ascontiguousarray(value).tobytes()).decode("ascii")
             return {"$nd": value.dtype.str, "shape": list(value.shape), "b64": data}
@@ -227,7 +231,7 @@ class Channel:
             return items if type(value) is list else {"$tuple": items}
         if type(value) is dict:
             return {"$dict": [[self._encode_plain(k, depth + 1), self._encode_plain(v, depth + 1)] for k, v in value.items()]}
-        if isinstance(value, np.generic) and type(value) in _NUMPY_SCALARS:
+        if (isinstance(value, np.generic) and type(value) in _NUMPY_SCALARS) or type(value) is Fraction:
             return self.encode(value, depth)
         raise _NotPlain
 
@@ -250,6 +254,11 @@ class Channel:
             return tuple(self.decode(item, depth + 1) for item in _list(data["$tuple"]))
         if "$dict" in data:
             return {self.decode(k, depth + 1): self.decode(v, depth + 1) for k, v in _pairs(data["$dict"])}
+        if "$frac" in data:
+            parts = _list(data["$frac"])
+            if len(parts) != 2 or any(type(part) is not int for part in parts) or parts[1] <= 0:
+                raise ProtocolError("bad fraction")
+            return Fraction(parts[0], parts[1])
         if "$np" in data:
             dtype = np.dtype(_str(data["$np"]))
             if dtype.kind not in "biuf":
@@ -505,7 +514,7 @@ def is_plain(value: Any, depth: int = 0) -> bool:
     """Whether ``value`` would travel by value, with no handle anywhere inside it."""
     if depth > MAX_DEPTH:
         return False
-    if value is None or type(value) in (bool, int, float, str) or type(value) in _NUMPY_SCALARS:
+    if value is None or type(value) in (bool, int, float, str, Fraction) or type(value) in _NUMPY_SCALARS:
         return True
     if type(value) is np.ndarray:
         return value.dtype.kind in "biuf"

@@ -13,8 +13,8 @@ admitted before it.
 
 Same rules as every check: inputs are fresh objects built from the expected
 values, which are loaded before the student's code runs; results are vetted
-for their exact type (a dict of ints; a tuple of numbers; one of the running
-requests, by identity) before anything is compared; hidden checks name a case
+for their exact type (a dict of ints; a tuple or a list of real numbers; one
+of the running requests, by identity) before anything is compared; hidden checks name a case
 by its position only.
 """
 
@@ -29,11 +29,11 @@ from infer_lib.models import get_model
 from infer_lib.serving import CacheConfig, QueuePolicy, Request, RequestRecord, SchedulerConfig, simulate
 
 from autograde.checking.student_code import (
-    FLOAT_TYPES,
     INT_TYPES,
     CheckFailed,
     call_student,
     case_label,
+    is_real_number,
     require_raises,
 )
 
@@ -107,18 +107,29 @@ def _policy(policy_class: Any, rate: float, hidden: bool) -> QueuePolicy:
 
 
 def _key(policy: QueuePolicy, request: Request, label: str, hidden: bool) -> tuple[float, ...]:
-    """The student's waiting key of ``request``, checked to be a non-empty tuple of numbers."""
+    """The student's waiting key of ``request``, checked to be a non-empty tuple (or list) of real numbers.
+
+    A list sorts like the tuple of its items, in the scheduler's heap as here, so it is accepted too.
+    """
     __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
     key = call_student(policy.waiting_key, (request,), {}, label=label, show_output=not hidden)
-    if type(key) is not tuple or not key:
+    if type(key) not in (tuple, list) or not key:
         raise CheckFailed(
-            f"{label} must return a non-empty tuple of numbers, like FCFS's (arrived_at_s,), "
+            f"{label} must return a non-empty tuple of numbers, like FCFS's (arrived_at_s,), or a list of them; "
             f"got {type(key).__name__}."
         )
+    values = []
     for item in key:
-        if type(item) not in (*INT_TYPES, *FLOAT_TYPES) or math.isnan(item):
+        if not is_real_number(item):
             raise CheckFailed(f"{label} must return a tuple of numbers, but it holds a {type(item).__name__}.")
-    return tuple(float(item) for item in key)
+        try:
+            value = float(item)
+        except (OverflowError, ValueError):
+            raise CheckFailed(f"{label} must return a tuple of numbers that fit in a float.") from None
+        if math.isnan(value):
+            raise CheckFailed(f"{label} must return a tuple of numbers, but it holds a NaN.")
+        values.append(value)
+    return tuple(values)
 
 
 def check_order(policy_class: Any, expected: dict[str, Any], hidden: bool) -> None:
