@@ -18,7 +18,8 @@ Each module holds one concept and is readable top to bottom:
 - ``attention``     -- MHA/GQA/MQA and sliding-window attention layers, each with prefill and decode
 - ``mla``           -- DeepSeek's multi-head latent attention, a layer that caches one latent per token
 - ``cache``         -- dense per-sequence KV caches: the model's, and one per attention variant
-- ``transformer``   -- a numpy Llama-style decoder that really runs prefill and decode
+- ``transformer``   -- a numpy Llama-style decoder that really runs prefill, decode and verify
+- ``transformer_weights`` -- the numpy model's configuration, weight arrays and their shapes
 - ``sampling``      -- greedy and temperature sampling
 - ``timing``        -- TTFT and TPOT measured on the reader's machine
 - ``serving``       -- a discrete-event simulator of a serving engine, one concept per module:

@@ -16,10 +16,11 @@ matrix, so a decode step makes four large matrix products per layer.
 Arrays are computed in the dtype of the weights (float32 or float64); logits
 come back in that dtype.
 
-This module holds the configuration, the weights and the model; the building
-blocks live in ``infer_lib.layers``, the attention product and its mask in
-``infer_lib.attention``, and the KV cache (``KVCache``, importable from here
-too) in ``infer_lib.cache``.
+This module holds the model, its loading and saving; the configuration and the
+weight arrays live in ``infer_lib.transformer_weights``, the building blocks in
+``infer_lib.layers``, the attention product and its mask in
+``infer_lib.attention``, and the KV cache in ``infer_lib.cache``. Every name of
+``transformer_weights`` and ``KVCache`` are importable from here too.
 
 Introduced in ch-prefill-decode.
 """
@@ -28,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from importlib import resources
 from typing import Any
 
@@ -36,152 +37,17 @@ import numpy as np
 
 from infer_lib.attention import attention_mask, grouped_query_attention
 from infer_lib.cache import KVCache
-from infer_lib.checks import (
-    require_divisible,
-    require_non_negative_int,
-    require_positive_int,
-    require_positive_number,
-)
+from infer_lib.checks import require_non_negative_int, require_positive_int
 from infer_lib.layers import apply_rope, linear, rms_norm, rope_tables, swiglu_ffn_fused
-from infer_lib.models import ModelConfig
 from infer_lib.tokenizer import Tokenizer, load_tokenizer
-
-
-@dataclass(frozen=True)
-class TransformerConfig:
-    """Sizes of a Llama-style decoder (counts of tokens, heads, features).
-
-    Introduced in ch-prefill-decode.
-    """
-
-    vocab_size: int
-    d_model: int
-    num_layers: int
-    num_heads: int
-    num_kv_heads: int
-    ffn_dim: int
-    max_seq_len: int
-    rope_theta: float = 10000.0
-    norm_eps: float = 1e-5
-
-    def __post_init__(self) -> None:
-        for name in ("vocab_size", "d_model", "num_layers", "num_heads", "num_kv_heads", "ffn_dim", "max_seq_len"):
-            require_positive_int(name, getattr(self, name))
-        require_positive_number("rope_theta", self.rope_theta)
-        require_positive_number("norm_eps", self.norm_eps)
-        require_divisible("num_heads", self.num_heads, "num_kv_heads", self.num_kv_heads)
-        require_divisible("d_model", self.d_model, "num_heads", self.num_heads)
-        # RoPE rotates pairs of features, so each head needs an even width.
-        require_divisible("head_dim (d_model // num_heads)", self.head_dim, "the RoPE pair size", 2)
-
-    @property
-    def head_dim(self) -> int:
-        """Features per attention head: d_model // num_heads.
-
-        Introduced in ch-prefill-decode.
-        """
-        return self.d_model // self.num_heads
-
-    @property
-    def qkv_dim(self) -> int:
-        """Output features of the fused q, k, v projection: (num_heads + 2 * num_kv_heads) * head_dim.
-
-        Introduced in ch-prefill-decode.
-        """
-        return (self.num_heads + 2 * self.num_kv_heads) * self.head_dim
-
-
-def as_model_config(config: TransformerConfig, name: str) -> ModelConfig:
-    """The numpy model's sizes as a ``ModelConfig`` named ``name``, so ``infer_lib.costs`` counts it like Llama.
-
-    The numpy model has an untied LM head, two RMSNorms per layer and no biases;
-    its context limit ``max_seq_len`` becomes ``max_context_tokens``.
-
-    Introduced in ch-roofline.
-    """
-    return ModelConfig(
-        name=name, num_layers=config.num_layers, d_model=config.d_model, num_heads=config.num_heads,
-        num_kv_heads=config.num_kv_heads, head_dim=config.head_dim, ffn_dim=config.ffn_dim,
-        vocab_size=config.vocab_size, max_context_tokens=config.max_seq_len, rope_theta=config.rope_theta,
-        tied_embeddings=False, source="infer_lib.transformer", bibkey="")
-
-
-# ---------------------------------------------------------------- weights
-
-
-@dataclass
-class LayerWeights:
-    """Weights of one decoder layer, matrices as (out_features, in_features).
-
-    attn_norm, ffn_norm: (d_model,)
-    wqkv: (qkv_dim, d_model), rows = q heads, then k heads, then v heads
-    wo: (d_model, num_heads * head_dim)
-    w_gate_up: (2 * ffn_dim, d_model), gate rows then up rows
-    w_down: (d_model, ffn_dim)
-
-    Introduced in ch-prefill-decode.
-    """
-
-    attn_norm: np.ndarray
-    wqkv: np.ndarray
-    wo: np.ndarray
-    ffn_norm: np.ndarray
-    w_gate_up: np.ndarray
-    w_down: np.ndarray
-
-
-@dataclass
-class TransformerWeights:
-    """All weights of the decoder: embedding (vocab_size, d_model), layers, final_norm (d_model,), lm_head (vocab_size, d_model).
-
-    Introduced in ch-prefill-decode.
-    """
-
-    embedding: np.ndarray
-    layers: list[LayerWeights]
-    final_norm: np.ndarray
-    lm_head: np.ndarray
-
-    def named_arrays(self) -> dict[str, np.ndarray]:
-        """Every array under a flat name such as ``layers.0.wqkv`` (the keys of the .npz file).
-
-        Introduced in ch-prefill-decode.
-        """
-        arrays = {"embedding": self.embedding, "final_norm": self.final_norm, "lm_head": self.lm_head}
-        for index, layer in enumerate(self.layers):
-            for name, array in asdict_shallow(layer).items():
-                arrays[f"layers.{index}.{name}"] = array
-        return arrays
-
-
-def asdict_shallow(layer: LayerWeights) -> dict[str, np.ndarray]:
-    """The fields of a LayerWeights as a dict, without copying arrays (dataclasses.asdict deep-copies).
-
-    Introduced in ch-prefill-decode.
-    """
-    return {name: getattr(layer, name) for name in LayerWeights.__dataclass_fields__}
-
-
-def expected_shapes(config: TransformerConfig) -> dict[str, tuple[int, ...]]:
-    """Shape of every named weight array for ``config`` (keys as in TransformerWeights.named_arrays).
-
-    Introduced in ch-prefill-decode.
-    """
-    c = config
-    shapes: dict[str, tuple[int, ...]] = {
-        "embedding": (c.vocab_size, c.d_model),
-        "final_norm": (c.d_model,),
-        "lm_head": (c.vocab_size, c.d_model),
-    }
-    for index in range(c.num_layers):
-        shapes[f"layers.{index}.attn_norm"] = (c.d_model,)
-        shapes[f"layers.{index}.wqkv"] = (c.qkv_dim, c.d_model)
-        shapes[f"layers.{index}.wo"] = (c.d_model, c.num_heads * c.head_dim)
-        shapes[f"layers.{index}.ffn_norm"] = (c.d_model,)
-        shapes[f"layers.{index}.w_gate_up"] = (2 * c.ffn_dim, c.d_model)
-        shapes[f"layers.{index}.w_down"] = (c.d_model, c.ffn_dim)
-    return shapes
-
+from infer_lib.transformer_weights import (  # re-exported: notebooks import them from here
+    LayerWeights,
+    TransformerConfig,
+    TransformerWeights,
+    as_model_config,
+    asdict_shallow,
+    expected_shapes,
+)
 
 # ---------------------------------------------------------------- the model
 

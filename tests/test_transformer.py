@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from infer_lib import cache as cache_module
+from infer_lib import transformer_weights
 from infer_lib.layers import apply_rope, rms_norm, rope_cos_sin, rope_tables, silu, softmax, swiglu_ffn, swiglu_ffn_fused
 from infer_lib.transformer import (
     KVCache,
@@ -232,6 +233,9 @@ def test_public_names_still_import_from_transformer() -> None:
     for name in ("Transformer", "TransformerConfig", "load_tiny_model", "random_transformer", "KVCache"):
         assert hasattr(transformer_module, name), name
     assert transformer_module.KVCache is cache_module.KVCache
+    # The configuration and weight classes moved to infer_lib.transformer_weights; chapters still use the old path.
+    for name in ("TransformerConfig", "LayerWeights", "TransformerWeights", "as_model_config", "expected_shapes"):
+        assert getattr(transformer_module, name) is getattr(transformer_weights, name), name
 
 
 def test_cache_layout() -> None:
