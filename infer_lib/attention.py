@@ -15,13 +15,17 @@ Two levels:
   protocol: ``new_cache``, ``prefill``, ``decode``. A layer maps hidden states
   (B, S, D) to (B, S, D): the q/k/v projections, RoPE, attention over cached and
   new tokens, and the output projection; the pre-attention RMSNorm and the
-  residual add belong to the model around it.
+  residual add belong to the model around it. ``prefill`` on a cache that
+  already holds tokens returns the output of every new token, so it is also the
+  layer's verify pass in speculative decoding, and every cache rolls back with
+  ``truncate``.
 
 DeepSeek's multi-head latent attention (``MultiHeadLatentAttention``,
 ``MLAConfig``, ``MLAWeights``, ``random_mla_weights``, ``mla_weight_shapes``)
 lives in ``infer_lib.mla``; those names are importable from here too.
 
-Introduced in ch-attention-ffn; the layers and their caches in ch-kv-cache.
+Introduced in ch-attention-ffn; the layers and their caches in ch-kv-cache; verify and rollback in
+ch-speculative-decoding.
 """
 
 from __future__ import annotations
@@ -383,13 +387,18 @@ class SlidingWindowAttention(GroupedQueryAttention):
         """
         return self.window
 
-    def new_cache(self, batch_size: int, max_tokens: int) -> SlidingWindowKVCache:
-        """An empty ring cache of min(max_tokens, W) slots per sequence.
+    def new_cache(self, batch_size: int, max_tokens: int, rollback_tokens: int = 0) -> SlidingWindowKVCache:
+        """An empty ring cache of min(max_tokens, W + rollback_tokens) slots per sequence.
 
-        Introduced in ch-kv-cache.
+        rollback_tokens spare slots let ``cache.truncate`` undo that many tokens
+        (speculative decoding: the number of drafted tokens); see SlidingWindowKVCache.
+
+        Introduced in ch-kv-cache; rollback_tokens in ch-speculative-decoding.
         """
         c = self.config
-        return SlidingWindowKVCache(batch_size, max_tokens, self.window, c.num_kv_heads, c.head_dim, self.dtype)
+        return SlidingWindowKVCache(
+            batch_size, max_tokens, self.window, c.num_kv_heads, c.head_dim, self.dtype, rollback_tokens
+        )
 
 
 # ---------------------------------------------------------------- MLA, re-exported from infer_lib.mla

@@ -14,16 +14,53 @@ The layer caches answer the same three questions for the attention code:
 which positions their slots hold (``slot_positions``), how to add new tokens
 (``append``), and how many bytes they occupy (``nbytes``).
 
-Introduced in ch-prefill-decode; the layer caches in ch-kv-cache.
+Every cache rolls back: ``truncate(lengths)`` keeps the first lengths[b] tokens
+of sequence b and discards the rest, as speculative decoding does after the
+target rejects a drafted token. Discarded slots are not cleared; attention
+never reads a slot at or beyond a sequence's length, and the next tokens
+overwrite them. A sliding-window ring has already overwritten its oldest
+tokens, so it can roll back only as far as its slots still hold every token
+the next query's window sees: ``rollback_tokens`` spare slots guarantee that
+many; past that, ``truncate`` raises ValueError and names the limit.
+
+Introduced in ch-prefill-decode; the layer caches in ch-kv-cache; rollback in ch-speculative-decoding.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from infer_lib.checks import require_positive_int
+from infer_lib.checks import require_non_negative_int, require_positive_int
+
+
+def _rollback_lengths(lengths: int | Sequence[int] | np.ndarray, current: np.ndarray) -> np.ndarray:
+    """``lengths`` checked for a rollback from ``current`` (B,): (B,) int64, each in [0, current[b]].
+
+    One int applies to every sequence. Anything else raises ValueError naming ``lengths``.
+
+    Introduced in ch-speculative-decoding.
+    """
+    array = np.asarray(lengths)
+    batch_size = len(current)
+    if not np.issubdtype(array.dtype, np.integer) or array.ndim > 1 or array.shape not in ((), (batch_size,)):
+        raise ValueError(
+            f"lengths must be one int or {batch_size} ints (one per sequence of the cache), "
+            f"got {lengths!r} (dtype {array.dtype}, shape {array.shape})."
+        )
+    array = np.broadcast_to(array, (batch_size,)).astype(np.int64)
+    if array.min() < 0:
+        raise ValueError(f"lengths must be >= 0 tokens, got {array.tolist()}.")
+    longer = np.nonzero(array > current)[0]
+    if longer.size:
+        b = int(longer[0])
+        raise ValueError(
+            f"lengths[{b}] = {array[b]} is more than the {current[b]} tokens sequence {b} holds; "
+            "truncate only discards tokens (lengths must be at most the current lengths)."
+        )
+    return array
 
 
 @dataclass
@@ -65,6 +102,18 @@ class KVCache:
         """
         return self.k.nbytes + self.v.nbytes
 
+    def truncate(self, lengths: int | Sequence[int] | np.ndarray) -> None:
+        """Roll the cache back to lengths[b] tokens in sequence b (one int: every sequence), discarding the tokens beyond.
+
+        lengths: one int, or (batch,) ints each in [0, current length]; anything
+        else raises ValueError. Keys and values of the kept tokens are untouched,
+        so the next prefill, verify or decode continues from lengths[b] as if
+        the discarded tokens had never been fed.
+
+        Introduced in ch-speculative-decoding.
+        """
+        self.lengths[:] = _rollback_lengths(lengths, self.lengths)
+
 
 # ---------------------------------------------------------------- caches of one attention layer
 
@@ -93,14 +142,19 @@ class LayerCache:
     """What the caches of one attention layer share: per-sequence token counts, a capacity, slot bookkeeping.
 
     lengths: (B,) int64, tokens each sequence has seen (for a ring, more than it still holds).
-    Subclasses hold the arrays and say how many values one token costs.
+    oldest_kept: (B,) int64, the oldest position the slots still hold, with every later
+    one up to lengths - 1 (0 until a ring wraps). window: the attention window in
+    tokens, None for full attention. Subclasses hold the arrays and say how many
+    values one token costs.
 
     Introduced in ch-kv-cache.
     """
 
     lengths: np.ndarray
+    oldest_kept: np.ndarray
     num_slots: int
     max_tokens: int | None  # None: no limit (a full ring only forgets its oldest token)
+    window: int | None = None
 
     @property
     def batch_size(self) -> int:
@@ -185,6 +239,44 @@ class LayerCache:
         for target, new in zip(targets, new_values):
             target[batch_index, slot_index] = new[batch_index, offset_index]
         self.lengths += num_new_tokens
+        # Position p went to slot p % num_slots, overwriting p - num_slots.
+        self.oldest_kept = np.maximum(self.oldest_kept, self.lengths - self.num_slots)
+
+    def min_rollback_lengths(self) -> np.ndarray:
+        """The fewest tokens each sequence can be truncated to, (B,) int64: 0 unless a ring has wrapped.
+
+        The next query, at position L, sees the positions max(0, L - W + 1) to L - 1
+        (all of them without a window), so rolling back to L needs each of them still
+        in its slot: L = 0, or L - W + 1 >= oldest_kept.
+
+        Introduced in ch-speculative-decoding.
+        """
+        if self.window is None:  # only a ring wraps, and a ring has a window
+            return np.zeros_like(self.lengths)
+        return np.where(self.oldest_kept > 0, self.oldest_kept + self.window - 1, 0)
+
+    def truncate(self, lengths: int | Sequence[int] | np.ndarray) -> None:
+        """Roll the cache back to lengths[b] tokens in sequence b (one int: every sequence), discarding the tokens beyond.
+
+        lengths: one int, or (B,) ints each in [0, current length], and no fewer than
+        ``min_rollback_lengths()`` (a ring cannot restore tokens it has overwritten);
+        anything else raises ValueError.
+
+        Introduced in ch-speculative-decoding.
+        """
+        new_lengths = _rollback_lengths(lengths, self.lengths)
+        floor = self.min_rollback_lengths()
+        too_far = np.nonzero((new_lengths < floor) & (new_lengths > 0))[0]
+        if too_far.size:
+            b = int(too_far[0])
+            raise ValueError(
+                f"lengths[{b}] = {new_lengths[b]} rolls sequence {b} back past what its ring of {self.num_slots} "
+                f"slots still holds: the window of {self.window} tokens needs position "
+                f"{max(0, int(new_lengths[b]) - self.window + 1)}, overwritten already; sequence {b} can roll "
+                f"back to no fewer than {floor[b]} tokens (or to 0). Create the cache with more rollback_tokens."
+            )
+        self.lengths[:] = new_lengths
+        self.oldest_kept = np.where(new_lengths == 0, 0, self.oldest_kept)
 
 
 class DenseKVCache(LayerCache):
@@ -202,6 +294,7 @@ class DenseKVCache(LayerCache):
         self.k = np.zeros((batch_size, max_tokens, num_kv_heads, head_dim), dtype=dtype)
         self.v = np.zeros_like(self.k)
         self.lengths = np.zeros(batch_size, dtype=np.int64)
+        self.oldest_kept = np.zeros(batch_size, dtype=np.int64)
         self.num_slots = max_tokens
         self.max_tokens = max_tokens
 
@@ -221,24 +314,39 @@ class DenseKVCache(LayerCache):
 
 
 class SlidingWindowKVCache(DenseKVCache):
-    """Keys and values of one sliding-window layer: a ring of min(max_tokens, window) slots per sequence.
+    """Keys and values of one sliding-window layer: a ring of min(max_tokens, window + rollback_tokens) slots per sequence.
 
-    k, v: (B, min(max_tokens, W), K, Hd). Token p lives in slot p % num_slots
-    and overwrites token p - num_slots, which no later query can see when
-    num_slots == W. When max_tokens < W the ring is never wrapped: more than
-    max_tokens tokens are refused, as in a dense cache.
+    k, v: (B, num_slots, K, Hd). Token p lives in slot p % num_slots and
+    overwrites token p - num_slots, which no later query can see when
+    num_slots >= W. When max_tokens < W + rollback_tokens the ring is never
+    wrapped: more than max_tokens tokens are refused, as in a dense cache.
 
-    Introduced in ch-kv-cache.
+    Rollback: the rollback_tokens spare slots (default 0) keep older tokens, so
+    ``truncate`` can always take a sequence back rollback_tokens tokens (one
+    more, in fact: W slots hold one token more than the next query sees) from
+    the longest it has been; past that it raises ValueError. For speculative
+    decoding with gamma drafted tokens, rollback_tokens = gamma is enough.
+
+    Introduced in ch-kv-cache; rollback_tokens in ch-speculative-decoding.
     """
 
     def __init__(
-        self, batch_size: int, max_tokens: int, window: int, num_kv_heads: int, head_dim: int, dtype: np.dtype
+        self,
+        batch_size: int,
+        max_tokens: int,
+        window: int,
+        num_kv_heads: int,
+        head_dim: int,
+        dtype: np.dtype,
+        rollback_tokens: int = 0,
     ) -> None:
         require_positive_int("window", window)
         require_positive_int("max_tokens", max_tokens)
-        super().__init__(batch_size, min(max_tokens, window), num_kv_heads, head_dim, dtype)
+        require_non_negative_int("rollback_tokens", rollback_tokens)
+        ring_slots = window + rollback_tokens
+        super().__init__(batch_size, min(max_tokens, ring_slots), num_kv_heads, head_dim, dtype)
         self.window = window
-        self.max_tokens = None if max_tokens >= window else max_tokens
+        self.max_tokens = None if max_tokens >= ring_slots else max_tokens
 
 
 class LatentKVCache(LayerCache):
@@ -261,6 +369,7 @@ class LatentKVCache(LayerCache):
         self.latent = np.zeros((batch_size, max_tokens, kv_lora_rank), dtype=dtype)
         self.k_rope = np.zeros((batch_size, max_tokens, qk_rope_head_dim), dtype=dtype)
         self.lengths = np.zeros(batch_size, dtype=np.int64)
+        self.oldest_kept = np.zeros(batch_size, dtype=np.int64)
         self.num_slots = max_tokens
         self.max_tokens = max_tokens
 

@@ -1,4 +1,4 @@
-"""A numpy Llama-style decoder that really runs prefill and decode.
+"""A numpy Llama-style decoder that really runs prefill, decode and the verify pass of speculative decoding.
 
 Architecture, per token::
 
@@ -16,13 +16,19 @@ matrix, so a decode step makes four large matrix products per layer.
 Arrays are computed in the dtype of the weights (float32 or float64); logits
 come back in that dtype.
 
+Prefill, verify and decode are one pass over the cache: new tokens continue
+each cached sequence, their keys and values join the cache, and each attends
+to its sequence's cached tokens and to the new ones up to itself. Prefill
+returns the logits of each prompt's last token, verify those of every new
+token, and decode is verify with one token per sequence.
+
 This module holds the model, its loading and saving; the configuration and the
 weight arrays live in ``infer_lib.transformer_weights``, the building blocks in
 ``infer_lib.layers``, the attention product and its mask in
 ``infer_lib.attention``, and the KV cache in ``infer_lib.cache``. Every name of
 ``transformer_weights`` and ``KVCache`` are importable from here too.
 
-Introduced in ch-prefill-decode.
+Introduced in ch-prefill-decode; verify in ch-speculative-decoding.
 """
 
 from __future__ import annotations
@@ -49,13 +55,14 @@ from infer_lib.transformer_weights import (  # re-exported: notebooks import the
     expected_shapes,
 )
 
+
 # ---------------------------------------------------------------- the model
 
 
 class Transformer:
-    """A Llama-style decoder with a KV cache: prefill, decode, and an uncached forward reference.
+    """A Llama-style decoder with a KV cache: prefill, decode, verify, and an uncached forward reference.
 
-    Introduced in ch-prefill-decode.
+    Introduced in ch-prefill-decode; verify in ch-speculative-decoding.
     """
 
     def __init__(self, config: TransformerConfig, weights: TransformerWeights) -> None:
@@ -133,17 +140,6 @@ class Transformer:
         sin = self._rope_sin[positions][:, :, None, :]
         return apply_rope(q, cos, sin), apply_rope(k, cos, sin), v
 
-    def _attend_to_cache(
-        self, layer_index: int, q: np.ndarray, cache: KVCache, num_keys: int, mask: np.ndarray
-    ) -> np.ndarray:
-        """Attention of q (B, S, H, Hd) over the first num_keys cached keys and values of one layer (prefill and decode)."""
-        return grouped_query_attention(
-            q.transpose(0, 2, 1, 3),
-            cache.k[layer_index, :, :, :num_keys],
-            cache.v[layer_index, :, :, :num_keys],
-            mask,
-        )
-
     def _finish_layer(self, layer: LayerWeights, x: np.ndarray, attended: np.ndarray) -> np.ndarray:
         """Layer output (batch, seq, d_model): output projection + residual, then FFN + residual.
 
@@ -191,6 +187,59 @@ class Transformer:
             x = self._finish_layer(layer, x, attended)
         return self._logits(x)
 
+    def _check_room(self, cache: KVCache, num_new_tokens: np.ndarray, what: str) -> None:
+        """Raise ValueError unless sequence b of the cache has room for num_new_tokens[b] more tokens.
+
+        Introduced in ch-prefill-decode.
+        """
+        new_lengths = cache.lengths + num_new_tokens
+        if new_lengths.max() > self.config.max_seq_len:
+            b = int(new_lengths.argmax())
+            full = "the cache is full: " if cache.lengths[b] == self.config.max_seq_len else ""
+            raise ValueError(
+                f"{full}{what} {b} has {num_new_tokens[b]} new token(s) after {cache.lengths[b]} cached ones, "
+                f"more than max_seq_len ({self.config.max_seq_len}); start a new cache or roll this one back."
+            )
+
+    def _run_on_cache(self, token_ids: np.ndarray, num_new_tokens: np.ndarray, cache: KVCache) -> np.ndarray:
+        """Hidden states (batch, seq, d_model) of new tokens that continue each cached sequence (prefill, verify, decode).
+
+        token_ids: (batch, seq) checked ids, right-padded; num_new_tokens: (batch,) real
+        tokens per sequence, at least 1 each. Sequence b's tokens take positions
+        cache.lengths[b] onwards; their keys and values are written to the cache and
+        each attends to the sequence's cached tokens and to the new tokens up to
+        itself. Padding never reaches the cache; its rows are to be thrown away.
+
+        Introduced in ch-prefill-decode.
+        """
+        starts = cache.lengths.copy()
+        new_lengths = starts + num_new_tokens
+        offsets = np.arange(token_ids.shape[1])
+        is_real = offsets[None, :] < num_new_tokens[:, None]
+        # Padding slots get a clipped position: their results are thrown away,
+        # the clip only keeps the RoPE table lookup in range.
+        positions = np.minimum(starts[:, None] + offsets[None, :], self.config.max_seq_len - 1)
+        if is_real.all():  # no padding (verify, decode): cache[b, :, positions[b, s]] = k[b, s] for every s
+            write_at, read_at = (np.arange(len(positions))[:, None], slice(None), positions), (slice(None),)
+        else:  # only real tokens are written: cache[b, :, slot] = k[b, offset]
+            batch_index, offset_index = np.nonzero(is_real)
+            write_at = (batch_index, slice(None), positions[batch_index, offset_index])
+            read_at = (batch_index, offset_index)
+        num_keys = int(new_lengths.max())
+        mask = attention_mask(positions, new_lengths, num_keys)
+
+        x = self.weights.embedding[token_ids]
+        for layer_index, layer in enumerate(self.weights.layers):
+            q, k, v = self._project_qkv(layer, x, positions)
+            keys, values = cache.k[layer_index], cache.v[layer_index]  # (batch, num_kv_heads, max_seq_len, head_dim)
+            keys[write_at], values[write_at] = k[read_at], v[read_at]
+            attended = grouped_query_attention(
+                q.transpose(0, 2, 1, 3), keys[:, :, :num_keys], values[:, :, :num_keys], mask
+            )
+            x = self._finish_layer(layer, x, attended)
+        cache.lengths[:] = new_lengths
+        return x
+
     def prefill(self, prompts: Sequence[Sequence[int]], cache: KVCache) -> np.ndarray:
         """Run every prompt through the model, append its keys and values to the cache, return last-token logits.
 
@@ -201,83 +250,60 @@ class Transformer:
 
         Introduced in ch-prefill-decode.
         """
-        c = self.config
         if len(prompts) != cache.batch_size:
             raise ValueError(f"prompts has {len(prompts)} sequences, but the cache batch_size is {cache.batch_size}.")
         prompt_lens = np.array([len(prompt) for prompt in prompts], dtype=np.int64)
         if prompt_lens.min() == 0:
             raise ValueError(f"every prompt needs at least one token; prompt {int(prompt_lens.argmin())} is empty.")
-        starts = cache.lengths.copy()
-        new_lengths = starts + prompt_lens
-        if new_lengths.max() > c.max_seq_len:
-            b = int(new_lengths.argmax())
-            raise ValueError(
-                f"prompt {b} has {prompt_lens[b]} tokens after {starts[b]} cached ones, "
-                f"more than max_seq_len ({c.max_seq_len})."
-            )
-        batch, seq = len(prompts), int(prompt_lens.max())
-        token_ids = np.zeros((batch, seq), dtype=np.int64)
+        self._check_room(cache, prompt_lens, "prompt")
+        token_ids = np.zeros((len(prompts), int(prompt_lens.max())), dtype=np.int64)
         for b, prompt in enumerate(prompts):
             prompt_ids = np.asarray(prompt)
             self._check_token_ids(f"prompts[{b}]", prompt_ids)
             token_ids[b, : prompt_lens[b]] = prompt_ids
+        x = self._run_on_cache(token_ids, prompt_lens, cache)
+        return self._logits(x[np.arange(len(prompts)), prompt_lens - 1])
 
-        offsets = np.arange(seq)
-        is_real = offsets[None, :] < prompt_lens[:, None]
-        # Padding slots get a clipped position: their results are thrown away,
-        # the clip only keeps the RoPE table lookup in range.
-        positions = np.minimum(starts[:, None] + offsets[None, :], c.max_seq_len - 1)
-        batch_index, offset_index = np.nonzero(is_real)
-        slot_index = positions[batch_index, offset_index]
-        num_keys = int(new_lengths.max())
-        mask = attention_mask(positions, new_lengths, num_keys)
+    def verify(self, token_ids: Sequence[Sequence[int]] | np.ndarray, cache: KVCache) -> np.ndarray:
+        """Score n new tokens per sequence on top of the cache in one pass: the logits at every one, (batch, n, vocab_size).
 
-        x = self.weights.embedding[token_ids]
-        for layer_index, layer in enumerate(self.weights.layers):
-            q, k, v = self._project_qkv(layer, x, positions)
-            # Only real tokens are written: cache[b, :, slot] = k[b, offset].
-            cache.k[layer_index][batch_index, :, slot_index] = k[batch_index, offset_index]
-            cache.v[layer_index][batch_index, :, slot_index] = v[batch_index, offset_index]
-            attended = self._attend_to_cache(layer_index, q, cache, num_keys, mask)
-            x = self._finish_layer(layer, x, attended)
-        cache.lengths[:] = new_lengths
-        last = x[np.arange(batch), prompt_lens - 1]
-        return self._logits(last)
+        token_ids: (batch, n) ints, batch = cache.batch_size, n >= 1. Sequence b's
+        tokens take positions cache.lengths[b] to cache.lengths[b] + n - 1: each sees
+        the sequence's cached tokens and the new tokens up to itself, and their keys
+        and values join the cache. logits[:, i] scores the token after
+        token_ids[:, i], so a target model scores the last accepted token and
+        gamma drafted ones (n = gamma + 1) in one pass: gamma checks and the bonus
+        position. After a rejection, ``cache.truncate`` drops the rejected tokens.
+        The same tokens prefilled give logits[:, -1]; decode is verify with n = 1.
+
+        Introduced in ch-speculative-decoding.
+        """
+        token_ids = np.asarray(token_ids)
+        if token_ids.ndim != 2 or token_ids.shape[0] != cache.batch_size or token_ids.shape[1] == 0:
+            raise ValueError(
+                f"token_ids must have shape (batch_size, n) = ({cache.batch_size}, n >= 1), the same number of "
+                f"new tokens for each cached sequence; got shape {token_ids.shape}."
+            )
+        self._check_token_ids("token_ids", token_ids)
+        num_new_tokens = np.full(cache.batch_size, token_ids.shape[1], dtype=np.int64)
+        self._check_room(cache, num_new_tokens, "sequence")
+        return self._logits(self._run_on_cache(token_ids, num_new_tokens, cache))
 
     def decode(self, token_ids: Sequence[int] | np.ndarray, cache: KVCache) -> np.ndarray:
         """One decode step: feed one new token per sequence, append its K and V, return (batch, vocab_size) logits.
 
         token_ids: (batch,) ints, batch = cache.batch_size. Logits are in the weights' dtype.
+        The step is ``verify`` with one token per sequence.
 
         Introduced in ch-prefill-decode.
         """
-        c = self.config
         token_ids = np.asarray(token_ids)
         if token_ids.ndim != 1 or token_ids.shape[0] != cache.batch_size:
             raise ValueError(
                 f"token_ids must have shape (batch_size,) = ({cache.batch_size},), one token per cached sequence; "
                 f"got shape {token_ids.shape}."
             )
-        self._check_token_ids("token_ids", token_ids)
-        positions = cache.lengths
-        if positions.max() >= c.max_seq_len:
-            raise ValueError(
-                f"the cache is full: sequence {int(positions.argmax())} already holds max_seq_len "
-                f"({c.max_seq_len}) tokens, so decode has no slot for another one."
-            )
-        batch_index = np.arange(cache.batch_size)
-        num_keys = int(positions.max()) + 1
-        mask = attention_mask(positions[:, None], positions + 1, num_keys)
-
-        x = self.weights.embedding[token_ids][:, None, :]
-        for layer_index, layer in enumerate(self.weights.layers):
-            q, k, v = self._project_qkv(layer, x, positions[:, None])
-            cache.k[layer_index][batch_index, :, positions] = k[:, 0]
-            cache.v[layer_index][batch_index, :, positions] = v[:, 0]
-            attended = self._attend_to_cache(layer_index, q, cache, num_keys, mask)
-            x = self._finish_layer(layer, x, attended)
-        cache.lengths += 1
-        return self._logits(x[:, 0])
+        return self.verify(token_ids[:, None], cache)[:, 0]
 
     # -- saving and loading
 
