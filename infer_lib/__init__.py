@@ -21,6 +21,7 @@ Each module holds one concept and is readable top to bottom:
 - ``transformer``   -- a numpy Llama-style decoder that really runs prefill, decode and verify
 - ``transformer_weights`` -- the numpy model's configuration, weight arrays and their shapes
 - ``sampling``      -- greedy and temperature sampling
+- ``speculative``   -- speculative decoding: exact, greedy and lenient verification of a draft; the speedup and gamma
 - ``timing``        -- TTFT and TPOT measured on the reader's machine
 - ``serving``       -- a discrete-event simulator of a serving engine, one concept per module:
   ``workload``, ``trace_csv``, ``request``, ``block_manager``, ``reservation``, ``policies``,
