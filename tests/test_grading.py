@@ -1025,6 +1025,13 @@ def test_the_release_of_exercise_1_hides_its_key_solution_line(released_course):
     assert "token_times_s.append(clock())" not in notebook_text(_release(released_course))
 
 
+def test_a_release_holds_its_notebook_and_nothing_else(released_course):
+    releases = released_course / "_build/grading/release"
+    for exercise in EXERCISES:
+        files = sorted(path.relative_to(releases) for path in (releases / exercise.name).rglob("*") if path.is_file())
+        assert files == [Path(exercise.name) / f"{exercise.name}.ipynb"]
+
+
 def test_batch_finishes_with_exit_status_one_and_a_line_per_notebook(graded):
     for result in graded["results"]:
         assert result.returncode == 1, result.stdout + result.stderr  # finished; some submissions are flagged
