@@ -50,7 +50,13 @@ nbgrader's collected layout ``<student_id>/<exercise>/<exercise>.ipynb`` (see
 
 At the start it prints which limits this machine enforces and which it
 cannot (no root, no namespaces, no cgroups); ``--require-sandbox`` refuses
-to grade when any is missing.
+to grade when any is missing. It also says where the hidden cases come
+from: the shipped ones (public, like the repository), or, given a secret of
+the instructor's (``--hidden-secret-file PATH``, a file outside the course,
+or the environment variables ``AUTOGRADE_HIDDEN_SECRET_FILE`` and
+``AUTOGRADE_HIDDEN_SECRET``), cases drawn from it, whose expected values the
+reference solutions compute before anything is graded
+(:mod:`autograde.checking.hidden_secret`).
 
 Then it renders feedback HTML (hidden tests removed by
 :class:`autograde.nbgrader_glue.feedback.HideHiddenTests`; a test cell shows only the
@@ -83,6 +89,13 @@ from pathlib import Path
 
 from autograde.batch.grading import STUDENT_TIMEOUT_S, grade
 from autograde.batch.submissions import LayoutError
+from autograde.checking.hidden_secret import (
+    SECRET_ENV,
+    SECRET_FILE_ENV,
+    SecretError,
+    read_secret_file,
+    secret_from_environment,
+)
 from autograde.nbgrader_glue.autograde_step import StepSettings
 from autograde.nbgrader_glue.course import HarnessError, default_course_root, make_assignments
 from autograde.nbgrader_glue.settings import CELL_TIMEOUT_S, build_dir
@@ -145,6 +158,16 @@ def _parser() -> argparse.ArgumentParser:
         help="refuse to grade unless every sandbox limit can be enforced on this machine",
     )
     grade_parser.add_argument(
+        "--hidden-secret-file",
+        type=Path,
+        default=None,
+        help=(
+            "a file outside the course holding your secret: hidden cases are drawn from it and their expected "
+            f"values computed by the reference solutions (default: ${SECRET_FILE_ENV} or ${SECRET_ENV}; "
+            "none: the shipped hidden cases, which the repository makes public)"
+        ),
+    )
+    grade_parser.add_argument(
         "--sandbox-backend",
         choices=("namespaces", "process"),
         default=None,
@@ -188,8 +211,22 @@ def _run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return EXIT_USAGE
+        try:
+            secret = (
+                read_secret_file(args.hidden_secret_file, course_root)
+                if args.hidden_secret_file is not None
+                else secret_from_environment(course_root)
+            )
+        except SecretError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return EXIT_USAGE
+        print(
+            "hidden cases: drawn from your secret, expected values computed by the reference solutions"
+            if secret
+            else "hidden cases: the shipped ones (public in the course repository; see --hidden-secret-file)"
+        )
         settings = StepSettings(
-            float(args.cell_timeout_s), float(args.student_timeout_s), args.require_sandbox, backend
+            float(args.cell_timeout_s), float(args.student_timeout_s), args.require_sandbox, backend, secret or ""
         )
         rows, errors = grade(course_root, args.submissions_dir, settings)
     except LayoutError as error:

@@ -40,6 +40,7 @@ from grading_support import (
     sandbox_processes,
     write_notebook,
 )
+from test_hidden_secret import SECRETS, hardcoded_shipped_answers
 from test_student_text import HOSTILE_MARKDOWN, MARK, live_html
 
 pytestmark = NEEDS_FULL_SANDBOX
@@ -314,12 +315,15 @@ def _cases() -> dict[str, tuple[str, Any, float, str, str | None]]:
         "mechanics_byte_order_mark": ("mechanics", lambda r, p: "\ufeff" + json.dumps(
             _signed(answered(r, EX02), "mechanics_byte_order_mark")), FULL, "ok", None),
         "mechanics_exact_fraction": ("mechanics", block_and_fraction(EXACT_FRACTION), FULL, "ok", None),
+        # With the shipped hidden cases (public), a notebook that looks them up scores full marks...
+        SHIPPED_LOOKUP: ("secret", lambda r, p: answered(r, EX02, hardcoded_shipped_answers(EX02)), FULL, "ok", None),
         # A folder name nbgrader takes (accents, an inner space) is graded; one it cannot take fails alone.
         "Zoé Martin": ("names", lambda r, p: answered(r, EX02), FULL, "ok", None),
         "glob*name": ("names", lambda r, p: answered(r, EX02), 0.0, "failed",
                       r"^folder name 'glob\*name' is not a valid student id \(it holds '\*'\)"),
-        "intake_code_too_deep_to_parse": ("intake", right_with("x" + ".y" * 200_000, "-" * 100_000 + "1"), FULL, "ok",
-                                          None),
+        # Too deep for the grader's integrity scan, which reads past it; IPython in the sandbox fails on it too.
+        "intake_code_too_deep_to_parse": ("intake", right_with("x" + ".y" * 200_000, "-" * 100_000 + "1"), FULL,
+                                          "flagged", r"^cell \d+: broke the grading pipe \(RecursionError\)"),
     }
 
 
@@ -332,6 +336,8 @@ EXACT_FRACTION = (
     "    return Fraction(attention, attention + 2 * d_model * ffn_dim + ffn_dim + d_model)\n"
 )
 """Attention's share as an exact fraction: the text asks for "a number"."""
+SHIPPED_LOOKUP = "secret_hardcodes_shipped_answers"
+"""Looks every answer up in the shipped expected.json: full marks on the shipped hidden cases, none under a secret."""
 LIST_KEY = "mechanics_list_sort_key"
 """Exercise 6's policy with its waiting key returned as a list (the text says a tuple; it sorts the same)."""
 NESTED_BRACKETS = "[" * 200_000 + "]" * 200_000
@@ -534,3 +540,50 @@ def test_huge_output_is_cut_in_the_graded_notebook_and_the_feedback(threats, stu
     page = course / "_build/grading/feedback" / student_id / EX02 / f"{EX02}.html"
     assert notebook.stat().st_size < 1_000_000
     assert page.stat().st_size < 1_000_000
+
+
+@pytest.fixture(scope="module")
+def secret_batches(tmp_path_factory) -> dict[str, Any]:
+    """...while under a secret of the instructor's it scores no hidden point: exercise 2 graded under two secrets.
+
+    The first secret comes in the environment, the second in a file outside the course.
+    """
+    course = copy_course(tmp_path_factory.mktemp("secret") / "course", [EX02])
+    assert run_harness(course, "assignments").returncode == 0
+    hand_in = tmp_path_factory.mktemp("secret-hand-in")
+    release = release_of(course, EX02)
+    write_notebook(hand_in / "reference" / f"{EX02}.ipynb", _signed(answered(release, EX02), "reference"))
+    write_notebook(hand_in / SHIPPED_LOOKUP / f"{EX02}.ipynb", answered(release, EX02, hardcoded_shipped_answers(EX02)))
+    secret_file = tmp_path_factory.mktemp("instructor") / "hidden-secret.txt"
+    secret_file.write_text(SECRETS[1] + "\n")
+    runs = {}
+    for name, args, env in (("first", (), {"AUTOGRADE_HIDDEN_SECRET": SECRETS[0]}),
+                            ("second", ("--hidden-secret-file", str(secret_file)), {})):
+        result = run_harness(course, "grade", str(hand_in), "--cell-timeout-s", str(CELL_TIMEOUT_S), *args, env=env)
+        report = json.loads((course / "_build/grading/report.json").read_text(encoding="utf-8"))
+        sandbox = {
+            student: json.loads((course / "_build/grading/sandbox" / student / EX02 / f"{EX02}.json").read_text())
+            for student in ("reference", SHIPPED_LOOKUP)
+        }
+        runs[name] = {"result": result, "rows": {row["student_id"]: row for row in report["rows"]}, "sandbox": sandbox}
+    return runs
+
+
+@pytest.mark.parametrize("run", ["first", "second"])
+def test_under_a_secret_the_reference_scores_full_marks_and_the_lookup_no_hidden_point(secret_batches, run):
+    batch = secret_batches[run]
+    assert "hidden cases: drawn from your secret" in batch["result"].stdout, batch["result"].stdout
+    assert SECRETS[0] not in batch["result"].stdout + batch["result"].stderr
+    reference, lookup = batch["rows"]["reference"], batch["rows"][SHIPPED_LOOKUP]
+    assert (reference["score"], reference["status"]) == (FULL, "ok"), reference
+    assert lookup["score"] == 0.0, lookup
+    checks = {item["check"]: item["passed"] for item in batch["sandbox"][SHIPPED_LOOKUP]["checks"]}
+    assert {name: passed for name, passed in checks.items() if name.endswith("_hidden")} == {
+        "ex02_block_params_hidden": False, "ex02_model_params_hidden": False, "ex02_attention_fraction_hidden": False}
+    assert all(passed for name, passed in checks.items() if not name.endswith("_hidden"))
+    assert batch["sandbox"]["reference"]["hidden_cases"] == "drawn from the instructor's secret"
+
+
+def test_the_catalogues_batch_grades_the_shipped_hidden_cases(threats):
+    assert "hidden cases: the shipped ones" in threats["result"].stdout
+

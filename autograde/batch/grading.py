@@ -17,6 +17,8 @@ from autograde.authoring.leaks import HIDDEN_TEST_MARKERS, find_leaks, html_visi
 from autograde.batch.duplicates import flag_copies
 from autograde.batch.integrity import suspicious_code
 from autograde.batch.submissions import LayoutError, StudentFolder, read_submissions
+from autograde.checking.hidden_secret import expected_values
+from autograde.checking.registry import manifests
 from autograde.nbgrader_glue import autograde_step, gradebook
 from autograde.nbgrader_glue.autograde_step import StepSettings
 from autograde.nbgrader_glue.commands import failure_reason, run_nbgrader
@@ -225,6 +227,7 @@ def grade(
                 raise HarnessError(
                     f"{exercise} is not in the gradebook yet: run `python -m autograde.harness assignments` first"
                 )
+        _draw_hidden_cases(course_root, exercises, settings.hidden_secret)
         students = read_submissions(submissions_dir, exercises)
         flag_copies(course_root, [student for student in students if student.valid_id], exercises)
         errors = _grade_batch(course_root, students, exercises, settings, rows)
@@ -237,6 +240,23 @@ def grade(
         raise
     write_report(course_root, rows, errors, "finished")
     return rows, errors
+
+
+def _draw_hidden_cases(course_root: Path, exercises: list[str], secret: str) -> None:
+    """With a secret, draw every exercise's hidden cases and compute their expected values, before grading anyone.
+
+    A draw that fails is a harness error: nobody is graded on cases that could not be drawn.
+    """
+    if not secret:
+        return
+    known = {manifest.name for manifest in manifests()}
+    for exercise in exercises:
+        if exercise not in known:
+            continue
+        try:
+            expected_values(exercise, secret, course_root)
+        except ValueError as error:
+            raise HarnessError(f"cannot draw the hidden cases of {exercise} from your secret: {error}") from None
 
 
 def _grade_batch(

@@ -8,8 +8,10 @@ Each exercise has a folder ``autograde/exercises/<name>/`` (``<name>`` as in
   visible and the hidden cases (a :class:`~autograde.checking.numeric_checks.FunctionSpec`
   where the answer is a function of plain numbers, else a function
   ``check(answer, expected, hidden)``);
-- ``cases.py``: the inputs of the visible and hidden cases, and
-  ``build_expected`` that runs the reference solution on them;
+- ``cases.py``: the inputs of the visible and hidden cases,
+  ``build_expected`` that runs the reference solution on them, and
+  ``draw_hidden`` that draws other hidden inputs from an instructor's secret
+  (:mod:`autograde.checking.hidden_secret`);
 - ``expected.json``: what ``build_expected`` returned, written by
   ``python -m autograde.regenerate_expected``.
 
@@ -20,6 +22,7 @@ modules listed in :attr:`ExerciseManifest.student_modules`.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,8 +68,13 @@ class ExerciseManifest:
     name: str
     """Its folder in ``exercises/`` and in ``autograde/exercises/``, e.g. ``"ex02_attention_ffn"``."""
     test_cells: tuple[TestCell, ...]
-    build_expected: Callable[[Path | None], dict[str, Any]]
-    """Computes ``expected.json`` from the reference solution of the source notebook in a course root (None: this checkout)."""
+    build_expected: Callable[..., dict[str, Any]]
+    """``build_expected(course_root=None, hidden=None)``: the expected values computed by the reference solution of
+    the source notebook in a course root (None: this checkout), on the shipped hidden cases (``expected.json``) or,
+    given ``hidden``, on those that :attr:`draw_hidden` drew."""
+    draw_hidden: Callable[[random.Random], dict[str, Any]] | None = None
+    """Draws other hidden inputs from a generator seeded by the instructor's secret, for ``build_expected``: each
+    section's cases, or :class:`~autograde.checking.numeric_cases.Drawn` candidates of which the sound ones are kept."""
     chapter: str = ""
     """The chapter its introduction names, as ``Chapter N, *Title*`` (empty: it names none that way)."""
     student_modules: tuple[str, ...] = ()

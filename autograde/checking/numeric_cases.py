@@ -46,6 +46,39 @@ class BadInput:
     why: str
 
 
+@dataclass(frozen=True)
+class Drawn:
+    """Hidden cases drawn from an instructor's secret: candidates, of which the first ``wanted`` sound ones are kept.
+
+    A candidate that would make a fragile check or test nothing (its builder
+    raises ValueError: a guard, a repeat of a visible case) is skipped, so a
+    drawn set never hangs on rounding either.
+    """
+
+    candidates: tuple[Any, ...]
+    wanted: int
+
+
+def keep_sound(drawn: Drawn, build: Callable[[Any], Any]) -> list[Any]:
+    """``build(candidate)`` for the first ``drawn.wanted`` candidates it does not refuse with ValueError."""
+    kept = []
+    for candidate in drawn.candidates:
+        try:
+            kept.append(build(candidate))
+        except ValueError:
+            continue
+        if len(kept) == drawn.wanted:
+            return kept
+    raise ValueError(f"only {len(kept)} of {len(drawn.candidates)} drawn cases make sound checks, {drawn.wanted} wanted")
+
+
+def build_cases(cases: Sequence[Any] | Drawn, build: Callable[[Any], Any]) -> list[Any]:
+    """Shipped cases, every one built (a refused one is an error); drawn ones through :func:`keep_sound`."""
+    if isinstance(cases, Drawn):
+        return keep_sound(cases, build)
+    return [build(case) for case in cases]
+
+
 Guard = Callable[[Callable[..., Any], Case, Any], None]
 """``guard(function, case, result)`` raises ValueError if ``case`` would make a fragile check."""
 
@@ -73,36 +106,44 @@ def _raises_value_error(function: Callable[..., Any], bad: BadInput) -> bool:
 def function_section(
     function: Callable[..., Any],
     visible: Sequence[Case],
-    hidden: Sequence[Case],
+    hidden: Sequence[Case] | Drawn,
     bad_inputs: Sequence[BadInput],
     result_kind: str,
     guard: Guard | None = None,
 ) -> dict[str, Any]:
-    """The expected-values section of one function: its visible and hidden cases and its bad inputs."""
+    """The expected-values section of one function: its visible and hidden cases and its bad inputs.
+
+    ``hidden`` is the shipped list (every case must pass the rules of the
+    module docstring) or cases drawn from a secret (:class:`Drawn`: those
+    that break a rule are skipped).
+    """
     if result_kind not in RESULT_KINDS:
         raise ValueError(f"result_kind must be one of {RESULT_KINDS}, got {result_kind!r}")
     if not visible or not hidden:
         raise ValueError("a checked function needs at least one visible and one hidden case")
     visible_inputs = [(case.args, case.kwargs) for case in visible]
-    repeated = [case for case in hidden if (case.args, case.kwargs) in visible_inputs]
-    if repeated:
-        raise ValueError(f"hidden cases must use other inputs than the visible ones: {repeated}")
+    if not isinstance(hidden, Drawn):
+        repeated = [case for case in hidden if (case.args, case.kwargs) in visible_inputs]
+        if repeated:
+            raise ValueError(f"hidden cases must use other inputs than the visible ones: {repeated}")
     accepted = [bad for bad in bad_inputs if not _raises_value_error(function, bad)]
     if accepted:
         raise ValueError(f"the reference solution accepts these bad inputs: {accepted}")
 
-    def entries(cases: Sequence[Case]) -> list[dict[str, Any]]:
-        rows = []
-        for case in cases:
-            value = _result(function, case, result_kind)
-            if guard is not None:
-                guard(function, case, value)
-            rows.append({"args": list(case.args), "kwargs": dict(case.kwargs), "note": case.note, "expected": value})
-        return rows
+    def row(case: Case) -> dict[str, Any]:
+        value = _result(function, case, result_kind)
+        if guard is not None:
+            guard(function, case, value)
+        return {"args": list(case.args), "kwargs": dict(case.kwargs), "note": case.note, "expected": value}
+
+    def hidden_row(case: Case) -> dict[str, Any]:
+        if (case.args, case.kwargs) in visible_inputs:
+            raise ValueError(f"{case}: the inputs of a visible case")
+        return row(case)
 
     return {
-        "visible": entries(visible),
-        "hidden": entries(hidden),
+        "visible": [row(case) for case in visible],
+        "hidden": build_cases(hidden, hidden_row),
         "bad_inputs": [{"args": list(bad.args), "why": bad.why} for bad in bad_inputs],
     }
 

@@ -14,7 +14,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from autograde.checking.expected import load_expected
 from autograde.checking.manifest import EXERCISES_DIR, EXERCISES_PACKAGE, ExerciseManifest, TestCell
 
 RELEASED_ALIASES = {"simulated": "autograde.exercises.ex01_prefill_decode.simulated"}
@@ -51,10 +50,17 @@ class NamedCheck:
     cell: TestCell
     hidden: bool
 
-    def __call__(self, answer: Any) -> None:
+    def __call__(self, answer: Any, secret: str | None = None, course_root: Path | None = None) -> None:
+        """Check ``answer`` on the shipped cases, or, given the instructor's ``secret``, on hidden cases drawn from it.
+
+        ``course_root`` holds the source notebook whose reference solution computes the drawn cases' expected
+        values (None: this checkout).
+        """
         __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
-        # Loaded before the student's code runs, and a fresh copy for every check.
-        expected = load_expected(self.exercise)
+        # Loaded (or computed) before the student's code runs, and a fresh copy for every check.
+        from autograde.checking.hidden_secret import expected_values
+
+        expected = expected_values(self.exercise, secret if self.hidden else None, course_root)
         self.cell.check(answer, expected, self.hidden)
 
 

@@ -27,6 +27,8 @@ class StepSettings:
     submission_timeout_s: float
     require_sandbox: bool = False
     backend: str = ""
+    hidden_secret: str = ""
+    """The instructor's secret that hidden cases are drawn from; empty: the shipped cases."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,7 @@ def _api(course_root: Path, settings: StepSettings) -> Any:
         config.SandboxedExecute.submission_timeout_s = float(settings.submission_timeout_s)
         config.SandboxedExecute.require_sandbox = settings.require_sandbox
         config.SandboxedExecute.backend = settings.backend
+        config.SandboxedExecute.hidden_secret = settings.hidden_secret
         coursedir = CourseDirectory(config=config)
         return NbGraderAPI(coursedir=coursedir, config=config)
 

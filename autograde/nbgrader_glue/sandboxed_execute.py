@@ -16,6 +16,10 @@ grade the same way:
    arguments only, and only plain data comes back. All visible checks of the
    notebook run before any hidden check, so no hidden input can reach a
    page the student sees;
+   Hidden checks run on the shipped hidden cases, or on cases drawn from the
+   instructor's secret (``hidden_secret``, ``hidden_secret_file`` or the
+   environment: :mod:`autograde.checking.hidden_secret`), whose expected
+   values the reference solution computes here first;
 3. a test cell's output becomes the checks' own messages (a pass line, or a
    ``CheckFailed`` error with what was wrong); nbgrader then scores the cell
    from that output as usual: an error is 0 points.
@@ -42,6 +46,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Bool, Float, Unicode
 
+from autograde.checking.hidden_secret import check_secret, expected_values, read_secret_file, secret_from_environment
 from autograde.checking.registry import handed_to_student_code, student_module_files
 from autograde.checking.student_code import CheckFailed
 from autograde.nbgrader_glue.repair import REPAIRS_KEY
@@ -116,15 +121,17 @@ class CheckOutcome:
     message: str
 
 
-def run_check(session: StudentSession, cell_index: int, call: CheckCall) -> CheckOutcome:
-    """Run one check here, on the student's function as a remote answer."""
+def run_check(
+    session: StudentSession, cell_index: int, call: CheckCall, secret: str | None = None, course_root: Path | None = None
+) -> CheckOutcome:
+    """Run one check here, on the student's function as a remote answer (hidden cases drawn from ``secret`` if given)."""
     from autograde.checks import check  # the real checks: only ever imported on the grader's side
 
     printed = io.StringIO()
     answer = session.remote(call.answer_name, label=call.check_name)
     try:
         with contextlib.redirect_stdout(printed):
-            check(call.check_name, answer)
+            check(call.check_name, answer, secret=secret, course_root=course_root)
     except CheckFailed as error:
         return CheckOutcome(cell_index, call.check_name, False, _shown(call, printed), str(error))
     except RemoteBaseError as error:  # the student's code raised a bare BaseException: this check fails, not the notebook
@@ -170,6 +177,21 @@ class SandboxedExecute(NbGraderPreprocessor):
     require_sandbox = Bool(False, help="Refuse to grade if any limit cannot be enforced.").tag(config=True)
     report_dir = Unicode("", help="Folder for the per-submission JSON reports (none if empty).").tag(config=True)
     output_chars = Float(20000, help="Characters of check output kept per test cell.").tag(config=True)
+    hidden_secret = Unicode("", help="The instructor's secret that hidden cases are drawn from (empty: see "
+                            "hidden_secret_file, then the environment; none: the shipped cases).").tag(config=True)
+    hidden_secret_file = Unicode("", help="A file outside the course holding that secret.").tag(config=True)
+    course_root = Unicode("", help="The course whose reference solutions compute drawn cases' expected values.").tag(
+        config=True
+    )
+
+    def _secret(self) -> str | None:
+        """The instructor's secret, from this step's settings or the environment; None for the shipped cases."""
+        course_root = Path(self.course_root) if self.course_root else None
+        if self.hidden_secret:
+            return check_secret(self.hidden_secret)
+        if self.hidden_secret_file:
+            return read_secret_file(Path(self.hidden_secret_file), course_root)
+        return secret_from_environment(course_root)
 
     def preprocess(self, nb: NotebookNode, resources: ResourcesDict) -> tuple[NotebookNode, ResourcesDict]:
         capabilities = backends.probe()
@@ -196,6 +218,16 @@ class SandboxedExecute(NbGraderPreprocessor):
             else:
                 student_cells.append(cell.source)
                 cell.outputs = []
+        secret = self._secret()
+        course_root = Path(self.course_root) if self.course_root else None
+        if secret is not None:
+            # Drawn and computed now, before any student code runs: a draw that fails stops this notebook's
+            # grading (the grader's problem), never a check (the student's points).
+            from autograde.checks import REGISTRY
+
+            for exercise in sorted({REGISTRY[call.check_name].exercise for _, calls in tests for call in calls
+                                    if call.check_name in REGISTRY}):
+                expected_values(exercise, secret, course_root)
         log_path = self._report_path(resources, ".log")
         session = StudentSession(
             student_cells,
@@ -212,7 +244,7 @@ class SandboxedExecute(NbGraderPreprocessor):
                 for index, calls in tests:
                     for call in calls:
                         if call.hidden == hidden:
-                            outcomes[index].append(run_check(session, index, call))
+                            outcomes[index].append(run_check(session, index, call, secret, course_root))
         finally:
             session.close()
         for index, cell_outcomes in outcomes.items():
@@ -222,7 +254,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         for index, reason in broken.items():
             message = f"this test cell cannot be graded automatically: {reason}"
             nb.cells[index].outputs = [new_output("error", ename="UngradableTestCell", evalue=message, traceback=[message])]
-        self._write_report(resources, backend, capabilities, session, outcomes, broken, repairs)
+        self._write_report(resources, backend, capabilities, session, outcomes, broken, repairs, secret is not None)
         return nb, resources
 
     def _report_path(self, resources: ResourcesDict, suffix: str) -> Path | None:
@@ -245,6 +277,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         outcomes: dict[int, list[CheckOutcome]],
         broken: dict[int, str],
         repairs: list[str],
+        drawn: bool,
     ) -> None:
         path = self._report_path(resources, ".json")
         if path is None:
@@ -261,5 +294,6 @@ class SandboxedExecute(NbGraderPreprocessor):
             ],
             "ungradable_test_cells": {str(index): reason for index, reason in broken.items()},
             "repairs": repairs,
+            "hidden_cases": "drawn from the instructor's secret" if drawn else "shipped",
         }
         path.write_text(json.dumps(report, indent=2), encoding="utf-8")

@@ -106,6 +106,7 @@ def apply_settings(c: Any, course_root: Path) -> None:
     c.RepairStructure.release_root = str(build_dir(root) / "release")
     c.SandboxedExecute.cell_timeout_s = float(CELL_TIMEOUT_S)
     c.SandboxedExecute.report_dir = str(build_dir(root) / "sandbox")
+    c.SandboxedExecute.course_root = str(root)
     # nbgrader's default feedback shows hidden tests (in the source and in
     # tracebacks); this list adds the preprocessor that removes both.
     c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]

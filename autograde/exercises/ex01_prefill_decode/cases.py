@@ -11,11 +11,16 @@ Each case states how it must end (at EOS or at max_new_tokens), and every
 greedy choice must win by at least :data:`MIN_LOGIT_MARGIN`, so a retrained
 model that changes a case's meaning, or a near-tie that another BLAS could
 break differently, stops the regeneration with an error instead of producing
-fragile expected values.
+fragile expected values. With an instructor's secret, :func:`draw_hidden`
+draws other questions of the corpus, budgets, stop tokens and timestamps
+(:mod:`autograde.checking.hidden_secret`); a drawn case that breaks these
+rules is replaced by the next one drawn.
 """
 
 from __future__ import annotations
 
+import random
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +32,7 @@ from infer_lib.transformer import load_tiny_model
 
 from autograde.authoring.reference import run_answers, source_notebook_path
 from autograde.checking.expected import seconds_to_json
+from autograde.checking.numeric_cases import Drawn, keep_sound
 from autograde.exercises.ex01_prefill_decode.simulated import CallCosts, InstrumentedModel, SimulatedClock
 
 EXERCISE = "ex01_prefill_decode"
@@ -150,8 +156,59 @@ def _metrics_json(metrics: dict[str, float]) -> dict[str, float | None]:
     return {key: seconds_to_json(float(value)) for key, value in metrics.items()}
 
 
-def build_expected(course_root: Path | None = None) -> dict[str, Any]:
-    """Every expected value of exercise 1, computed by the notebook's reference solution."""
+def _corpus_questions() -> list[str]:
+    """Every question of the tiny model's corpus ("Is X a fruit?"), and each asked of the other kinds."""
+    import infer_lib
+
+    corpus = (Path(infer_lib.__path__[0]) / "data" / "corpus.txt").read_text(encoding="utf-8")
+    asked = sorted(set(re.findall(r"Is (?:a |an )?[a-z]+ an? [a-z]+\?", corpus)))
+    kinds = sorted({question.rsplit(" ", 1)[1] for question in asked})
+    variants = {question.rsplit(" ", 1)[0] + " " + kind for question in asked for kind in kinds}
+    visible = {case.prompt for case in VISIBLE_GENERATE}
+    return sorted(variants - visible)
+
+
+def draw_hidden(rng: random.Random) -> dict[str, Any]:
+    """Hidden inputs drawn from an instructor's secret: other questions, budgets and stop tokens, other timestamps.
+
+    Each generate case still states how it must end; a drawn one that does not (or whose greedy choices are
+    near ties) is replaced by the next one drawn.
+    """
+    questions = _corpus_questions()
+
+    def generate_cases(make: Any, count: int) -> Drawn:
+        return Drawn(tuple(make(rng.choice(questions)) for _ in range(12)), count)
+
+    def timestamps() -> tuple[float, list[float]]:
+        """A request time and one to eight token times after it; a token may come in the same reading as the last."""
+        request_s = round(rng.uniform(0.0, 1000.0), 3)
+        times_s = [round(request_s + rng.uniform(0.01, 2.0), 3)]
+        for _ in range(rng.choice([0, 1, 2, 4, 7])):
+            gap_s = rng.choice([0.0, rng.uniform(0.001, 0.5), rng.uniform(0.001, 0.5), rng.uniform(0.5, 3.0)])
+            times_s.append(round(times_s[-1] + gap_s, 3))
+        return request_s, times_s
+
+    return {
+        "generate": [
+            generate_cases(lambda q: GenerateCase(q, max_new_tokens=rng.randint(1, 5), ends_at="max"), 3),
+            generate_cases(lambda q: GenerateCase(q, max_new_tokens=40, ends_at="eos"), 2),
+            generate_cases(lambda q: GenerateCase(q, max_new_tokens=rng.randint(9, 20), ends_at="eos",
+                                                  stop_at=rng.randint(0, 7)), 2),
+        ],
+        "latency_metrics": [timestamps() for _ in range(4)],
+        "num_tokens_processed": [(rng.randint(1, 3000), rng.randint(1, 3000), use_cache) for use_cache in
+                                 (True, False, rng.choice([True, False]), rng.choice([True, False]))],
+    }
+
+
+def build_expected(course_root: Path | None = None, hidden: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Every expected value of exercise 1, computed by the notebook's reference solution.
+
+    ``hidden``: the hidden cases to use instead of the shipped ones (from :func:`draw_hidden`).
+    """
+    hidden = hidden or {
+        "generate": HIDDEN_GENERATE, "latency_metrics": HIDDEN_LATENCY, "num_tokens_processed": HIDDEN_TOKENS_PROCESSED
+    }
     nb = nbformat.read(source_notebook_path(EXERCISE, course_root), as_version=4)
     answers = run_answers(nb)
     generate, latency_metrics, num_tokens_processed = (
@@ -159,12 +216,18 @@ def build_expected(course_root: Path | None = None) -> dict[str, Any]:
         answers["latency_metrics"],
         answers["num_tokens_processed"],
     )
+    generate_hidden = hidden["generate"]
+    if generate_hidden and isinstance(generate_hidden[0], Drawn):
+        hidden_generate = [row for group in generate_hidden for row in keep_sound(group, lambda case: _generate_case(
+            generate, case))]
+    else:
+        hidden_generate = [_generate_case(generate, case) for case in generate_hidden]
     return {
         "exercise": EXERCISE,
         "costs": asdict(COSTS),
         "generate": {
             "visible": [_generate_case(generate, case) for case in VISIBLE_GENERATE],
-            "hidden": [_generate_case(generate, case) for case in HIDDEN_GENERATE],
+            "hidden": hidden_generate,
         },
         "latency_metrics": {
             section: [
@@ -175,10 +238,10 @@ def build_expected(course_root: Path | None = None) -> dict[str, Any]:
                 }
                 for request_s, times_s in cases
             ]
-            for section, cases in (("visible", VISIBLE_LATENCY), ("hidden", HIDDEN_LATENCY))
+            for section, cases in (("visible", VISIBLE_LATENCY), ("hidden", hidden["latency_metrics"]))
         },
         "num_tokens_processed": {
             section: [{"args": list(args), "expected": int(num_tokens_processed(*args))} for args in cases]
-            for section, cases in (("visible", VISIBLE_TOKENS_PROCESSED), ("hidden", HIDDEN_TOKENS_PROCESSED))
+            for section, cases in (("visible", VISIBLE_TOKENS_PROCESSED), ("hidden", hidden["num_tokens_processed"]))
         },
     }

@@ -18,6 +18,7 @@ MANIFEST = ExerciseManifest(
         TestCell("ex01_tokens_processed", points=1.0, answer="num_tokens_processed", check=checks.check_tokens_processed),
     ),
     build_expected=cases.build_expected,
+    draw_hidden=cases.draw_hidden,
     student_modules=("simulated",),
     handed_to_student_code={
         InstrumentedModel: frozenset({"new_cache", "prefill", "decode", "forward"}),

@@ -12,4 +12,5 @@ MANIFEST = ExerciseManifest(
         TestCell("ex02_attention_fraction", points=2.0, answer="attention_fraction", check=checks.ATTENTION_FRACTION),
     ),
     build_expected=cases.build_expected,
+    draw_hidden=cases.draw_hidden,
 )

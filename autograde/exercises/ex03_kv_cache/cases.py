@@ -7,18 +7,21 @@ examples: Llama 3.1 8B's shape (32 layers, 32 query heads, 8 KV heads of
 parameters) on an H200 (141 GB). Hidden cases use other layer counts (some
 not a multiple of the sharing factor), formats, chips and models. Counts that
 round down must not sit within float rounding of a whole number
-(:func:`autograde.checking.numeric_cases.stable_count_guard`).
+(:func:`autograde.checking.numeric_cases.stable_count_guard`). With an
+instructor's secret, :func:`draw_hidden` draws other cases of the same kinds
+(:mod:`autograde.checking.hidden_secret`).
 """
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
 import nbformat
 
 from autograde.authoring.reference import run_answers, source_notebook_path
-from autograde.checking.numeric_cases import BadInput, Case, function_section, stable_count_guard
+from autograde.checking.numeric_cases import BadInput, Case, Drawn, function_section, stable_count_guard
 
 EXERCISE = "ex03_kv_cache"
 
@@ -77,19 +80,58 @@ MEMORY_ARGUMENT = 0
 """Position of memory_gb: nudged by :func:`stable_count_guard` to prove a count is not on a boundary."""
 
 
-def build_expected(course_root: Path | None = None) -> dict[str, Any]:
-    """Every expected value of exercise 3, computed by the notebook's reference solution."""
+FORMATS = (0.5, MXFP4, NVFP4, 1, 2, 4)
+"""Bytes per value or parameter a drawn case picks from: INT4, MXFP4, NVFP4, FP8, BF16, FP32."""
+
+
+def draw_hidden(rng: random.Random) -> dict[str, Drawn]:
+    """Hidden inputs drawn from an instructor's secret: other shapes, sharing factors, formats, memories and models."""
+
+    def cla_case() -> Case:
+        num_layers = rng.randint(1, 160)
+        num_kv_heads = rng.choice([1, 2, 4, 8, 16])
+        num_heads = num_kv_heads * rng.choice([1, 2, 4, 8])
+        layers_per_kv = rng.randint(1, min(num_layers, 10))
+        head_dim = rng.choice([64, 80, 96, 128, 192, 256])
+        return Case((num_layers, num_heads, num_kv_heads, head_dim, layers_per_kv, rng.choice(FORMATS)), "drawn")
+
+    def fitting_model() -> tuple[float, int, float, float]:
+        memory_gb = round(rng.uniform(8, 320), rng.choice([0, 1, 2]))
+        bytes_per_param = rng.choice(FORMATS)
+        num_params = rng.randint(10**8, int(0.9 * memory_gb * 1e9 / bytes_per_param))
+        kv_bytes_per_token = rng.choice([rng.randint(1_000, 400_000), round(rng.uniform(1_000, 400_000), 1)])
+        return memory_gb, num_params, bytes_per_param, kv_bytes_per_token
+
+    tokens = [Case(fitting_model(), "drawn") for _ in range(8)]
+    batches = [Case((*fitting_model(), rng.choice([1, rng.randint(2, 1_000_000)])), "drawn") for _ in range(9)]
+    return {
+        "cla_kv_bytes_per_token": Drawn(tuple(cla_case() for _ in range(9)), 6),
+        "kv_tokens_that_fit": Drawn(tuple(tokens), 5),
+        "max_batch_that_fits": Drawn(tuple(batches), 6),
+    }
+
+
+def build_expected(course_root: Path | None = None, hidden: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Every expected value of exercise 3, computed by the notebook's reference solution.
+
+    ``hidden``: the hidden cases to use instead of the shipped ones (from :func:`draw_hidden`).
+    """
+    hidden = hidden or {
+        "cla_kv_bytes_per_token": CLA_HIDDEN, "kv_tokens_that_fit": TOKENS_HIDDEN, "max_batch_that_fits": BATCH_HIDDEN
+    }
     answers = run_answers(nbformat.read(source_notebook_path(EXERCISE, course_root), as_version=4))
     stable = stable_count_guard(MEMORY_ARGUMENT)
     return {
         "exercise": EXERCISE,
         "cla_kv_bytes_per_token": function_section(
-            answers["cla_kv_bytes_per_token"], CLA_VISIBLE, CLA_HIDDEN, CLA_BAD, "quantity"
+            answers["cla_kv_bytes_per_token"], CLA_VISIBLE, hidden["cla_kv_bytes_per_token"], CLA_BAD, "quantity"
         ),
         "kv_tokens_that_fit": function_section(
-            answers["kv_tokens_that_fit"], TOKENS_VISIBLE, TOKENS_HIDDEN, TOKENS_BAD, "count", guard=stable
+            answers["kv_tokens_that_fit"], TOKENS_VISIBLE, hidden["kv_tokens_that_fit"], TOKENS_BAD, "count",
+            guard=stable,
         ),
         "max_batch_that_fits": function_section(
-            answers["max_batch_that_fits"], BATCH_VISIBLE, BATCH_HIDDEN, BATCH_BAD, "count", guard=stable
+            answers["max_batch_that_fits"], BATCH_VISIBLE, hidden["max_batch_that_fits"], BATCH_BAD, "count",
+            guard=stable,
         ),
     }

@@ -12,4 +12,5 @@ MANIFEST = ExerciseManifest(
         TestCell("ex03_max_batch", points=3.0, answer="max_batch_that_fits", check=checks.MAX_BATCH),
     ),
     build_expected=cases.build_expected,
+    draw_hidden=cases.draw_hidden,
 )

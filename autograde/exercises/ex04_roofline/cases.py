@@ -6,18 +6,21 @@ examples: Mixtral 8x7B's experts (E = 8, k = 2, D = 4096, F = 14336) at batch
 64 and BF16, on an H100 SXM (989.4e12 dense BF16 FLOP/s, 3.35e12 bytes/s).
 Hidden cases use other shapes (DeepSeek-V3's routed experts: E = 256, k = 8,
 D = 7168, F = 2048; gpt-oss-120b's: E = 128, k = 4, D = F = 2880), batches
-whose B * k / E is not a whole number, other formats and chips.
+whose B * k / E is not a whole number, other formats and chips. With an
+instructor's secret, :func:`draw_hidden` draws other cases of the same kinds
+(:mod:`autograde.checking.hidden_secret`).
 """
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
 import nbformat
 
 from autograde.authoring.reference import run_answers, source_notebook_path
-from autograde.checking.numeric_cases import BadInput, Case, function_section
+from autograde.checking.numeric_cases import BadInput, Case, Drawn, function_section
 
 EXERCISE = "ex04_roofline"
 
@@ -89,24 +92,67 @@ CRITICAL_BAD = [
 ]
 
 
-def build_expected(course_root: Path | None = None) -> dict[str, Any]:
-    """Every expected value of exercise 4, computed by the notebook's reference solution."""
-    answers = run_answers(nbformat.read(source_notebook_path(EXERCISE, course_root), as_version=4))
+def draw_hidden(rng: random.Random) -> dict[str, Drawn]:
+    """Hidden inputs drawn from an instructor's secret: other expert counts, routings, shapes, batches, formats, chips."""
+
+    def routing() -> tuple[int, int]:
+        num_experts = rng.choice([4, 8, 16, 32, 64, 128, 160, 256, 384])
+        return num_experts, rng.randint(1, min(num_experts, 16))
+
+    def shape() -> tuple[int, int]:
+        return rng.choice([1024, 2048, 2880, 4096, 5120, 7168, 8192]), rng.randint(1, 64) * 256
+
+    def batch() -> int:
+        return rng.choice([rng.randint(1, 64), rng.randint(65, 8192)])
+
+    def bytes_per_param() -> float:
+        return rng.choice([MXFP4, 0.5625, 1, 2, 4])
+
+    def tokens() -> Case:
+        num_experts, experts_per_token = routing()
+        return Case((batch(), num_experts, experts_per_token), "drawn")
+
+    def flops() -> Case:
+        return Case((batch(), *shape(), routing()[1]), "drawn")
+
+    def weight_bytes() -> Case:
+        return Case((routing()[0], *shape(), bytes_per_param()), "drawn")
+
+    def intensity() -> Case:
+        return Case((batch(), *shape(), *routing(), bytes_per_param()), "drawn")
+
+    def critical() -> Case:
+        peak_flops_per_s = rng.randint(1_000, 100_000) * 1e11  # 100 to 10,000 TFLOP/s
+        memory_bytes_per_s = rng.randint(100, 1_000) * 1e10  # 1 to 10 TB/s
+        return Case((peak_flops_per_s, memory_bytes_per_s, *routing(), bytes_per_param()), "drawn")
+
     return {
-        "exercise": EXERCISE,
-        "tokens_per_expert": function_section(
-            answers["tokens_per_expert"], TOKENS_VISIBLE, TOKENS_HIDDEN, TOKENS_BAD, "quantity"
-        ),
-        "expert_ffn_flops": function_section(
-            answers["expert_ffn_flops"], FLOPS_VISIBLE, FLOPS_HIDDEN, FLOPS_BAD, "quantity"
-        ),
-        "expert_ffn_bytes": function_section(
-            answers["expert_ffn_bytes"], BYTES_VISIBLE, BYTES_HIDDEN, BYTES_BAD, "quantity"
-        ),
-        "expert_ffn_intensity": function_section(
-            answers["expert_ffn_intensity"], INTENSITY_VISIBLE, INTENSITY_HIDDEN, INTENSITY_BAD, "quantity"
-        ),
-        "moe_critical_batch": function_section(
-            answers["moe_critical_batch"], CRITICAL_VISIBLE, CRITICAL_HIDDEN, CRITICAL_BAD, "quantity"
-        ),
+        "tokens_per_expert": Drawn(tuple(tokens() for _ in range(7)), 5),
+        "expert_ffn_flops": Drawn(tuple(flops() for _ in range(6)), 4),
+        "expert_ffn_bytes": Drawn(tuple(weight_bytes() for _ in range(6)), 4),
+        "expert_ffn_intensity": Drawn(tuple(intensity() for _ in range(6)), 4),
+        "moe_critical_batch": Drawn(tuple(critical() for _ in range(6)), 4),
     }
+
+
+def build_expected(course_root: Path | None = None, hidden: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Every expected value of exercise 4, computed by the notebook's reference solution.
+
+    ``hidden``: the hidden cases to use instead of the shipped ones (from :func:`draw_hidden`).
+    """
+    hidden = hidden or {
+        "tokens_per_expert": TOKENS_HIDDEN, "expert_ffn_flops": FLOPS_HIDDEN, "expert_ffn_bytes": BYTES_HIDDEN,
+        "expert_ffn_intensity": INTENSITY_HIDDEN, "moe_critical_batch": CRITICAL_HIDDEN,
+    }
+    answers = run_answers(nbformat.read(source_notebook_path(EXERCISE, course_root), as_version=4))
+    sections = {
+        "tokens_per_expert": (TOKENS_VISIBLE, TOKENS_BAD),
+        "expert_ffn_flops": (FLOPS_VISIBLE, FLOPS_BAD),
+        "expert_ffn_bytes": (BYTES_VISIBLE, BYTES_BAD),
+        "expert_ffn_intensity": (INTENSITY_VISIBLE, INTENSITY_BAD),
+        "moe_critical_batch": (CRITICAL_VISIBLE, CRITICAL_BAD),
+    }
+    expected: dict[str, Any] = {"exercise": EXERCISE}
+    for name, (visible, bad) in sections.items():
+        expected[name] = function_section(answers[name], visible, hidden[name], bad, "quantity")
+    return expected

@@ -14,4 +14,5 @@ MANIFEST = ExerciseManifest(
         TestCell("ex04_critical_batch", points=3.0, answer="moe_critical_batch", check=checks.CRITICAL_BATCH),
     ),
     build_expected=cases.build_expected,
+    draw_hidden=cases.draw_hidden,
 )

@@ -11,11 +11,15 @@ an empty sweep and sweeps in which no point meets the SLO.
 A case whose answer would hang on float rounding is refused: two points that
 meet the SLO must cost exactly the same (same chip, same throughput, the tie
 rule decides) or differ by far more than rounding (:data:`MIN_COST_GAP`).
+With an instructor's secret, :func:`draw_hidden` draws other cases of the
+same kinds (:mod:`autograde.checking.hidden_secret`); a drawn set that breaks
+these rules is drawn again.
 """
 
 from __future__ import annotations
 
 import copy
+import random
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,7 +27,7 @@ from typing import Any
 import nbformat
 
 from autograde.authoring.reference import run_answers, source_notebook_path
-from autograde.checking.numeric_cases import BadInput, Case, function_section
+from autograde.checking.numeric_cases import BadInput, Case, Drawn, function_section
 
 EXERCISE = "ex05_batching"
 MIN_COST_GAP = 1e-6
@@ -138,12 +142,12 @@ def _cheapest_bad(sweep: list[dict[str, Any]], prices: dict[str, float]) -> list
     ]
 
 
-def _meets_section(meets_slo: Callable[..., Any], answers: dict[str, Any]) -> dict[str, Any]:
+def _meets_section(meets_slo: Callable[..., Any], answers: dict[str, Any], hidden: list[tuple[Any, ...]]) -> dict[str, Any]:
     """Visible: every worked point against the worked SLO; hidden: other points and limits."""
     limits = (answers["MIN_INTERACTIVITY_TOKENS_PER_S"], answers["MAX_TTFT_P99_S"])
     visible = [(p, *limits, p["label"]) for p in answers["WORKED_SWEEP"]]
     visible_inputs = [case[:3] for case in visible]
-    if any(case[:3] in visible_inputs for case in MEETS_HIDDEN):
+    if any(case[:3] in visible_inputs for case in hidden):
         raise ValueError("hidden cases of meets_slo must use other inputs than the visible ones")
 
     def entries(cases: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
@@ -157,12 +161,13 @@ def _meets_section(meets_slo: Callable[..., Any], answers: dict[str, Any]) -> di
 
     for p, low, high, why in MEETS_BAD:
         _require_value_error(meets_slo, (p, low, high), why)
-    outcomes = [row["expected"] for row in entries(MEETS_HIDDEN)]
+    hidden_rows = entries(hidden)
+    outcomes = [row["expected"] for row in hidden_rows]
     if all(outcomes) or not any(outcomes):
         raise ValueError("hidden cases of meets_slo must include points that meet the SLO and points that do not")
     return {
         "visible": entries(visible),
-        "hidden": entries(MEETS_HIDDEN),
+        "hidden": hidden_rows,
         "bad_inputs": [{"args": [p, low, high], "why": why} for p, low, high, why in MEETS_BAD],
     }
 
@@ -187,7 +192,7 @@ def _guard_costs(cost: Callable[..., float], meets: Callable[..., bool], case: t
             raise ValueError(f"{note}: two points cost within rounding of each other; change a throughput")
 
 
-def _cheapest_section(answers: dict[str, Any]) -> dict[str, Any]:
+def _cheapest_section(answers: dict[str, Any], hidden_cases: list[tuple[Any, ...]]) -> dict[str, Any]:
     """Visible: the worked sweep, SLO and prices; hidden: other sweeps; bad inputs that must raise ValueError."""
     cheapest = answers["cheapest_config_meeting_slo"]
     worked = (
@@ -197,9 +202,9 @@ def _cheapest_section(answers: dict[str, Any]) -> dict[str, Any]:
         answers["GPU_HOUR_USD"],
         "the worked sweep",
     )
-    for case in [worked, *CHEAPEST_HIDDEN]:
+    for case in [worked, *hidden_cases]:
         _guard_costs(answers["cost_per_million_output_tokens"], answers["meets_slo"], case)
-    if any(case[:4] == worked[:4] for case in CHEAPEST_HIDDEN):
+    if any(case[:4] == worked[:4] for case in hidden_cases):
         raise ValueError("hidden cases of cheapest_config_meeting_slo must use other inputs than the visible one")
 
     def entries(cases: list[tuple[Any, ...]]) -> list[dict[str, Any]]:
@@ -214,7 +219,7 @@ def _cheapest_section(answers: dict[str, Any]) -> dict[str, Any]:
     bad = _cheapest_bad(answers["WORKED_SWEEP"], answers["GPU_HOUR_USD"])
     for *args, why in bad:
         _require_value_error(cheapest, tuple(args), why)
-    hidden = entries(CHEAPEST_HIDDEN)
+    hidden = entries(hidden_cases)
     if sum(row["expected"] is None for row in hidden) < 2 or all(row["expected"] is None for row in hidden):
         raise ValueError("hidden cases must include sweeps with and without a point that meets the SLO")
     return {
@@ -224,14 +229,86 @@ def _cheapest_section(answers: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def build_expected(course_root: Path | None = None) -> dict[str, Any]:
-    """Every expected value of exercise 5, computed by the notebook's reference solution."""
+CHIPS = ("H100 SXM", "H200", "B200", "MI300X")
+
+
+def _drawn_point(rng: random.Random, label: str, chips: tuple[str, ...] = CHIPS) -> dict[str, Any]:
+    return point(label, rng.choice(chips), round(rng.uniform(15.0, 400.0), 1), float(rng.randint(200, 16_000)),
+                 round(rng.uniform(0.02, 12.0), 3))
+
+
+def _drawn_meets(rng: random.Random) -> list[tuple[Any, ...]]:
+    """Points against limits: on each limit and on both (they meet), just past each (they do not), and any."""
+    cases = []
+    for index in range(9):
+        p = _drawn_point(rng, f"drawn point {index}")
+        speed, wait = p["interactivity_tokens_per_s"], p["ttft_p99_s"]
+        low, high = [
+            (speed, wait),  # on both limits: meets
+            (speed, wait * 2),  # on the interactivity limit
+            (speed / 2, wait),  # on the TTFT limit
+            (round(speed + 0.1, 1), wait * 2),  # interactivity just below
+            (speed / 2, round(wait - 0.001, 3)),  # TTFT just above
+        ][index] if index < 5 else (round(rng.uniform(10.0, 400.0), 1), round(rng.uniform(0.05, 12.0), 2))
+        cases.append((p, low, high, f"drawn case {index}"))
+    return [case for case in cases if case[2] > 0]
+
+
+def _drawn_cheapest(rng: random.Random) -> list[tuple[Any, ...]]:
+    """Sweeps of several chips and prices: unsorted, a strict SLO, a full tie, none that meets, an empty one."""
+    prices = {chip: round(rng.uniform(1.0, 7.0), 2) for chip in CHIPS}
+
+    def sweep(size: int) -> list[dict[str, Any]]:
+        return [_drawn_point(rng, f"drawn config {index}") for index in range(size)]
+
+    def limits(points: list[dict[str, Any]]) -> tuple[float, float]:
+        speeds = sorted(p["interactivity_tokens_per_s"] for p in points)
+        waits = sorted(p["ttft_p99_s"] for p in points)
+        return speeds[len(speeds) // 3], waits[2 * len(waits) // 3]
+
+    cases = []
+    for note in ("a sweep of several chips", "another sweep", "a long sweep"):
+        points = sweep(rng.randint(4, 9))
+        cases.append((points, *limits(points), prices, note))
+    tied = sweep(5)
+    low, high = limits(tied)
+    tied.insert(rng.randint(0, len(tied)), {**rng.choice(tied), "label": "a second run of a config"})
+    cases.append((tied, low, high, prices, "a copy of a config: the first listed wins a full tie"))
+    unmet = sweep(4)
+    cases.append((unmet, max(p["interactivity_tokens_per_s"] for p in unmet) + 1.0, 12.0, prices, "no point meets"))
+    cases.append(([], 100.0, 1.0, prices, "an empty sweep"))
+    single = sweep(1)
+    cases.append((single, *limits(single), {single[0]["chip"]: prices[single[0]["chip"]]}, "one point, one chip"))
+    return cases
+
+
+def draw_hidden(rng: random.Random) -> dict[str, Any]:
+    """Hidden inputs drawn from an instructor's secret: other throughputs, prices, points, limits and sweeps."""
+    costs = [Case((round(rng.uniform(10.0, 20_000.0), 1), round(rng.uniform(0.5, 10.0), 2)), "drawn") for _ in range(6)]
+    costs.append(Case((rng.randint(1, 20_000), rng.randint(1, 10)), "drawn: ints"))
+    return {
+        "cost_per_million_output_tokens": Drawn(tuple(costs), 6),
+        "meets_slo": _drawn_meets(rng),
+        "cheapest_config_meeting_slo": _drawn_cheapest(rng),
+    }
+
+
+def build_expected(course_root: Path | None = None, hidden: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Every expected value of exercise 5, computed by the notebook's reference solution.
+
+    ``hidden``: the hidden cases to use instead of the shipped ones (from :func:`draw_hidden`).
+    """
+    hidden = hidden or {
+        "cost_per_million_output_tokens": COST_HIDDEN, "meets_slo": MEETS_HIDDEN,
+        "cheapest_config_meeting_slo": CHEAPEST_HIDDEN,
+    }
     answers = run_answers(nbformat.read(source_notebook_path(EXERCISE, course_root), as_version=4))
     return {
         "exercise": EXERCISE,
         "cost_per_million_output_tokens": function_section(
-            answers["cost_per_million_output_tokens"], COST_VISIBLE, COST_HIDDEN, COST_BAD, "quantity"
+            answers["cost_per_million_output_tokens"], COST_VISIBLE, hidden["cost_per_million_output_tokens"],
+            COST_BAD, "quantity"
         ),
-        "meets_slo": _meets_section(answers["meets_slo"], answers),
-        "cheapest_config_meeting_slo": _cheapest_section(answers),
+        "meets_slo": _meets_section(answers["meets_slo"], answers, hidden["meets_slo"]),
+        "cheapest_config_meeting_slo": _cheapest_section(answers, hidden["cheapest_config_meeting_slo"]),
     }

@@ -12,4 +12,5 @@ MANIFEST = ExerciseManifest(
         TestCell("ex05_cheapest_config", points=5.0, answer="cheapest_config_meeting_slo", check=checks.check_cheapest),
     ),
     build_expected=cases.build_expected,
+    draw_hidden=cases.draw_hidden,
 )

@@ -19,12 +19,17 @@ fragile or would test nothing:
   key without its tie-break must equal the reference run;
 - the run equals the FCFS run and the shortest-prompt-first run both;
 - the preemption case preempts no request.
+
+With an instructor's secret, :func:`draw_hidden` draws other queues, rates,
+traces (from the workload generator, with a drawn seed) and records; a drawn
+case that breaks these rules is replaced by the next one drawn.
 """
 
 from __future__ import annotations
 
 import copy
 import dataclasses
+import random
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +52,7 @@ from infer_lib.serving import (
 )
 
 from autograde.authoring.reference import run_answers, source_notebook_path
+from autograde.checking.numeric_cases import Drawn, build_cases, keep_sound
 
 EXERCISE = "ex06_serving_engines"
 MODEL, CHIP = "Llama 3.1 8B", "H100 SXM"
@@ -295,8 +301,96 @@ def _overtaken_case(times_overtaken: Any, records: list[RequestRecord], note: st
             "expected": [[request_id, counts[request_id]] for request_id in (r.request_id for r in records)]}
 
 
-def build_expected(course_root: Path | None = None) -> dict[str, Any]:
-    """Every expected value of exercise 6, computed by the notebook's reference solution."""
+# --------------------------------------------------------------------------- drawn from an instructor's secret
+
+DRAWN_ENGINES = (
+    ({"batching": "continuous", "max_num_seqs": 4}, {}),
+    ({"batching": "continuous", "max_num_seqs": 2}, {}),
+    ({"batching": "chunked", "max_num_seqs": 16, "max_num_batched_tokens": 512}, {}),
+    ({"batching": "chunked", "max_num_seqs": 3, "max_num_batched_tokens": 768}, {}),
+    ({"batching": "static", "max_num_seqs": 8}, {}),
+)
+"""Engines a drawn trace is served by; the preemption case has its own small KV cache."""
+PREEMPTING_ENGINE = ({"batching": "chunked", "max_num_seqs": 32, "max_num_batched_tokens": 1024}, {"num_gpu_blocks": 600})
+
+
+def _drawn_queue(rng: random.Random, index: int) -> dict[str, Any]:
+    """A queue of four to seven requests (arrivals on a 0.05 s grid, so ties happen) and three of them running."""
+    ids = rng.sample(range(100), rng.randint(4, 7))
+    requests = [[request_id, round(0.05 * rng.randint(0, 100), 2), rng.randint(20, 6000), rng.randint(1, 1000)]
+                for request_id in ids]
+    return {"note": f"drawn queue {index}", "aging_tokens_per_s": float(rng.choice([100, 250, 500, 1000, 2000, 5000])),
+            "requests": requests, "running": rng.sample(requests, 3)}
+
+
+def _drawn_trace(rng: random.Random, index: int, engine: tuple[dict[str, Any], dict[str, Any]],
+                 preempts: bool = False) -> dict[str, Any]:
+    """A trace made by the serving simulator's workload generator from a drawn seed, rate and lengths."""
+    num_requests, rate_per_s, seed = rng.randint(40, 90), rng.uniform(10.0, 30.0), rng.randrange(2**31)
+    median, sigma = rng.choice([500, 700, 900, 1200]), rng.choice([0.8, 1.0, 1.2])
+    output = (rng.randint(10, 60), rng.randint(100, 300)) if not preempts else (200, 600)
+    arrivals = rng.choice(["poisson", "bursty"])
+
+    def requests() -> list[Request]:
+        return make_requests(num_requests, rate_per_s, lognormal_lengths(median, sigma, 32, 12000),
+                             uniform_lengths(*output), seed=seed, arrivals=arrivals)
+
+    return {"note": f"drawn trace {index}", "aging_tokens_per_s": float(rng.choice([500, 1000, 3000, 5000, 20000])),
+            "engine": _engine(*engine), "requests": requests, "preempts": preempts}
+
+
+def _drawn_records(rng: random.Random) -> list[list[Any]]:
+    """Made-up records (request_id, arrived_at_s, first_scheduled_at_s, first_token_at_s) on a coarse grid: ties."""
+    rows = []
+    for request_id in rng.sample(range(1000), rng.randint(5, 9)):
+        arrived_s = 0.1 * rng.randint(0, 20)
+        scheduled_s = round(arrived_s + 0.1 * rng.randint(0, 10), 1)
+        rows.append([request_id, round(arrived_s, 1), scheduled_s, round(scheduled_s + 0.05 * rng.randint(1, 10), 2)])
+    return rows
+
+
+def draw_hidden(rng: random.Random) -> dict[str, Any]:
+    """Hidden inputs drawn from an instructor's secret: other queues, rates, traces, engines and records."""
+    return {
+        "aging_order": Drawn(tuple(_drawn_queue(rng, index) for index in range(24)), 5),
+        "aging_schedule": [
+            Drawn(tuple(_drawn_trace(rng, index, rng.choice(DRAWN_ENGINES)) for index in range(10)), 4),
+            Drawn(tuple(_drawn_trace(rng, 10 + index, PREEMPTING_ENGINE, preempts=True) for index in range(4)), 1),
+        ],
+        "times_overtaken": {"made_up": [_drawn_records(rng) for _ in range(2)],
+                            "worked_rate": float(rng.choice([1000, 3000, 5000, 20000, 50000]))},
+    }
+
+
+def _build(cases: Any, build: Any) -> list[Any]:
+    """:func:`build_cases` for one list of cases, shipped or drawn, or for several drawn groups, in turn."""
+    if isinstance(cases, list) and cases and all(isinstance(group, Drawn) for group in cases):
+        return [row for group in cases for row in keep_sound(group, build)]
+    return build_cases(cases, build)
+
+
+def _drawn_overtaken_records(answers: dict[str, Any], hidden: dict[str, Any], runs: list[dict[str, Any]]
+                             ) -> list[tuple[list[RequestRecord], str]]:
+    """Records of drawn runs (their first 50 requests under shortest prompt first, a run with preemptions if its
+    first tokens come in another order than its first steps) and made-up ones; never the visible cases' runs."""
+    policy_class = answers["AgingShortestPromptFirst"]
+    records = [(answers["run_worked_trace"](policy_class(hidden["worked_rate"])), "the worked trace, a drawn rate"),
+               (_serve(_requests(runs[0]["requests"][:OVERTAKEN_RUN_REQUESTS]), runs[0]["engine"],
+                       ShortestPromptFirst()).records, "a drawn trace under shortest prompt first")]
+    preempted = _serve(_requests(runs[-1]["requests"]), runs[-1]["engine"], policy_class(runs[-1]["aging_tokens_per_s"]))
+    try:
+        records.append((_first_tokens_out_of_step_order(preempted.records), "a drawn run with preemptions"))
+    except ValueError:
+        pass
+    records += [([_record(*row) for row in rows], "made-up records with ties") for rows in hidden["made_up"]]
+    return [*records, ([], "no record")]
+
+
+def build_expected(course_root: Path | None = None, hidden: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Every expected value of exercise 6, computed by the notebook's reference solution.
+
+    ``hidden``: the hidden cases to use instead of the shipped ones (from :func:`draw_hidden`).
+    """
     answers = run_answers(nbformat.read(source_notebook_path(EXERCISE, course_root), as_version=4))
     policy_class, times_overtaken = answers["AgingShortestPromptFirst"], answers["times_overtaken"]
     worked_trace = answers["WORKED_TRACE"]
@@ -306,22 +400,24 @@ def build_expected(course_root: Path | None = None) -> dict[str, Any]:
         WORKED_ENGINE["scheduler"], WORKED_ENGINE["cache"]), worked_trace)
     if _times(run_worked_trace(policy_class(WORKED_AGING_TOKENS_PER_S))) != worked["expected"]:
         raise ValueError("WORKED_ENGINE no longer matches the notebook's run_worked_trace")
-    hidden_runs = [
-        _schedule_case(policy_class, case["note"], case["aging_tokens_per_s"], case["engine"], case["requests"](),
-                       case.get("preempts", False))
-        for case in SCHEDULE_HIDDEN
-    ]
-    hidden_records = [
-        (run_worked_trace(policy_class(WORKED_AGING_TOKENS_PER_S)), "the worked trace with aging"),
-        (_serve(_requests(hidden_runs[1]["requests"][:OVERTAKEN_RUN_REQUESTS]), hidden_runs[1]["engine"],
-                ShortestPromptFirst()).records, "chunked prefill under shortest prompt first"),
-        (_first_tokens_out_of_step_order(_serve(_requests(hidden_runs[2]["requests"]), hidden_runs[2]["engine"],
-                                                policy_class(hidden_runs[2]["aging_tokens_per_s"])).records),
-         "a run with preemptions: first tokens in another order than first steps"),
-        ([_record(*row) for row in TIES], "ties in arrival and in first step"),
-        ([_record(*row) for row in UNSORTED_IDS], "ids not in order"),
-        ([], "no record"),
-    ]
+    schedule_cases = SCHEDULE_HIDDEN if hidden is None else hidden["aging_schedule"]
+    hidden_runs = _build(schedule_cases, lambda case: _schedule_case(
+        policy_class, case["note"], case["aging_tokens_per_s"], case["engine"], case["requests"](),
+        case.get("preempts", False)))
+    if hidden is None:
+        hidden_records = [
+            (run_worked_trace(policy_class(WORKED_AGING_TOKENS_PER_S)), "the worked trace with aging"),
+            (_serve(_requests(hidden_runs[1]["requests"][:OVERTAKEN_RUN_REQUESTS]), hidden_runs[1]["engine"],
+                    ShortestPromptFirst()).records, "chunked prefill under shortest prompt first"),
+            (_first_tokens_out_of_step_order(_serve(_requests(hidden_runs[2]["requests"]), hidden_runs[2]["engine"],
+                                                    policy_class(hidden_runs[2]["aging_tokens_per_s"])).records),
+             "a run with preemptions: first tokens in another order than first steps"),
+            ([_record(*row) for row in TIES], "ties in arrival and in first step"),
+            ([_record(*row) for row in UNSORTED_IDS], "ids not in order"),
+            ([], "no record"),
+        ]
+    else:
+        hidden_records = _drawn_overtaken_records(answers, hidden["times_overtaken"], hidden_runs)
     duplicate = [_record(*row) for row in TIES[:3]] + [_record(TIES[0][0], 0.4, 0.45, 0.7)]
     try:
         times_overtaken(duplicate)
@@ -329,6 +425,7 @@ def build_expected(course_root: Path | None = None) -> dict[str, Any]:
         pass
     else:
         raise ValueError("the reference times_overtaken accepts a repeated request_id")
+    order_cases = ORDER_HIDDEN if hidden is None else hidden["aging_order"]
     return {
         "exercise": EXERCISE,
         "times_overtaken": {
@@ -343,7 +440,7 @@ def build_expected(course_root: Path | None = None) -> dict[str, Any]:
         },
         "aging_order": {
             "visible": [_order_case(policy_class, ORDER_VISIBLE)],
-            "hidden": [_order_case(policy_class, case) for case in ORDER_HIDDEN],
+            "hidden": _build(order_cases, lambda case: _order_case(policy_class, case)),
             "bad_rates": BAD_RATES,
         },
         "aging_schedule": {"visible": [worked], "hidden": hidden_runs},

@@ -12,4 +12,5 @@ MANIFEST = ExerciseManifest(
         TestCell("ex06_aging_schedule", points=4.0, answer="AgingShortestPromptFirst", check=checks.check_schedule),
     ),
     build_expected=cases.build_expected,
+    draw_hidden=cases.draw_hidden,
 )

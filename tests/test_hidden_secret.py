@@ -1,0 +1,193 @@
+"""Hidden cases drawn from an instructor's secret: other inputs per secret, full marks for the reference, nothing for a
+notebook that hard-codes the shipped answers.
+
+Fast, in-process: every exercise's manifest draws its hidden inputs from a
+secret (:mod:`autograde.checking.hidden_secret`) and the checks run on them
+against the reference solution and against a notebook that looks its answers
+up in the shipped ``expected.json``. The threat catalogue
+(tests/test_grading_threats.py) grades the same two notebooks end to end
+with ``make grade``'s harness under two secrets.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from contextlib import redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from autograde import harness
+from autograde.authoring.reference import run_answers, solution_sources, source_notebook_path
+from autograde.checking.expected import load_expected
+from autograde.checking.hidden_secret import (
+    SECRET_ENV,
+    SECRET_FILE_ENV,
+    SecretError,
+    draw_expected,
+    expected_values,
+    generator_for,
+    hidden_inputs,
+    read_secret_file,
+    secret_from_environment,
+)
+from autograde.checking.numeric_checks import FunctionSpec
+from autograde.checking.registry import manifests
+from autograde.checks import CheckFailed, check
+
+REPO = Path(__file__).resolve().parents[1]
+SECRETS = ("first instructor's secret 5d1f", "second instructor's secret 93ab")
+EXERCISES = [manifest.name for manifest in manifests()]
+DECLARATIVE = [m.name for m in manifests() if all(isinstance(cell.check, FunctionSpec) for cell in m.test_cells)]
+
+
+def _passes(name: str, answer: Any, secret: str | None) -> bool:
+    with redirect_stdout(io.StringIO()):
+        try:
+            check(name, answer, secret=secret)
+        except CheckFailed:
+            return False
+    return True
+
+
+def _outcomes(exercise: str, namespace: dict[str, Any], secret: str | None) -> dict[str, bool]:
+    manifest = next(m for m in manifests() if m.name == exercise)
+    return {
+        name: _passes(name, namespace[cell.answer], secret)
+        for cell in manifest.test_cells
+        for name in (cell.name, cell.hidden_name)
+    }
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_two_secrets_draw_other_hidden_inputs_and_keep_the_visible_ones(exercise):
+    shipped = load_expected(exercise)
+    first, second = (draw_expected(exercise, secret) for secret in SECRETS)
+    assert hidden_inputs(first) != hidden_inputs(second)
+    for drawn in (first, second):
+        assert hidden_inputs(drawn) != hidden_inputs(shipped)
+        for name, section in shipped.items():
+            if isinstance(section, dict) and "visible" in section:
+                assert drawn[name]["visible"] == section["visible"], name
+    assert hidden_inputs(draw_expected(exercise, SECRETS[0])) == hidden_inputs(first)  # the same secret, the same cases
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_the_reference_solution_scores_full_marks_under_each_secret(exercise):
+    reference = run_answers(nbformat.read(source_notebook_path(exercise), as_version=4))
+    for secret in SECRETS:
+        outcomes = _outcomes(exercise, reference, secret)
+        assert [name for name, passed in outcomes.items() if not passed] == [], secret
+
+
+def hardcoded_shipped_answers(exercise: str) -> dict[str, str]:
+    """Answer cells that look every answer up in the shipped expected values (visible and hidden), by its inputs.
+
+    Any other input raises ValueError, as the bad inputs must: the visible checks all pass.
+    """
+    expected = load_expected(exercise)
+    table = {}
+    for function, section in expected.items():
+        if isinstance(section, dict) and "hidden" in section:
+            for case in [*section["visible"], *section["hidden"]]:
+                table[(function, repr(tuple(case["args"])), repr(sorted(case.get("kwargs", {}).items())))] = case[
+                    "expected"]
+    functions = sorted({function for function, _, _ in table})
+    lookup = [f"SHIPPED = {table!r}\n", "def _look(function, args, kwargs):",
+              "    key = (function, repr(tuple(args)), repr(sorted(kwargs.items())))",
+              "    if key not in SHIPPED:", "        raise ValueError('not one of the shipped cases')",
+              "    return SHIPPED[key]\n"]
+    lookup += [f"def {name}(*args, **kwargs):\n    return _look({name!r}, args, kwargs)\n" for name in functions]
+    cells = solution_sources(nbformat.read(source_notebook_path(exercise), as_version=4))
+    defining = {
+        grade_id: re.search(r"^def (\w+)\(", source, re.MULTILINE).group(1) for grade_id, source in cells.items()
+    }
+    assert set(defining.values()) == set(functions)
+    first, *others = sorted(cells)
+    return {first: "\n".join(lookup), **{grade_id: "pass\n" for grade_id in others}}
+
+
+@pytest.mark.parametrize("exercise", DECLARATIVE)
+def test_a_notebook_that_hardcodes_the_shipped_answers_scores_no_hidden_point_under_a_new_secret(exercise):
+    source = nbformat.read(source_notebook_path(exercise), as_version=4)
+    namespace = run_answers(source, hardcoded_shipped_answers(exercise))
+    shipped = _outcomes(exercise, namespace, None)
+    assert all(shipped.values()), shipped  # the public cases are all it needs...
+    drawn = _outcomes(exercise, namespace, SECRETS[0])
+    assert {name: passed for name, passed in drawn.items() if name.endswith("_hidden")} == {
+        name: False for name in drawn if name.endswith("_hidden")
+    }  # ...and a secret of the instructor's leaves it no hidden point
+    assert all(passed for name, passed in drawn.items() if not name.endswith("_hidden"))
+
+
+def test_a_hidden_check_never_shows_a_drawn_input():
+    wrong = run_answers(
+        nbformat.read(source_notebook_path("ex02_attention_ffn"), as_version=4),
+        {"ex02_block_solution": "def gpt_block_params(d_model, ffn_dim):\n    return d_model * ffn_dim\n"},
+    )
+    drawn = draw_expected("ex02_attention_ffn", SECRETS[0])["gpt_block_params"]["hidden"]
+    with pytest.raises(CheckFailed) as failure:
+        check("ex02_block_params_hidden", wrong["gpt_block_params"], secret=SECRETS[0])
+    assert str(failure.value) == f"gpt_block_params, hidden case 1 of {len(drawn)}: wrong value."
+
+
+def test_the_generator_depends_on_the_secret_and_the_exercise_only():
+    draws = {(secret, exercise): generator_for(secret, exercise).random() for secret in SECRETS
+             for exercise in EXERCISES[:2]}
+    assert len(set(draws.values())) == 4
+    assert generator_for(SECRETS[0], EXERCISES[0]).random() == draws[(SECRETS[0], EXERCISES[0])]
+
+
+def test_a_secret_inside_the_course_or_too_short_is_refused(tmp_path, monkeypatch):
+    course = tmp_path / "course"
+    (course / "private").mkdir(parents=True)
+    inside = course / "private" / "secret.txt"
+    inside.write_text(SECRETS[0])
+    with pytest.raises(SecretError, match="is inside the course folder"):
+        read_secret_file(inside, course)
+    outside = tmp_path / "secret.txt"
+    outside.write_text(f"  {SECRETS[0]}\n")
+    assert read_secret_file(outside, course) == SECRETS[0]
+    outside.write_text("short")
+    with pytest.raises(SecretError, match="at least 12 characters"):
+        read_secret_file(outside, course)
+    monkeypatch.delenv(SECRET_ENV, raising=False)
+    monkeypatch.delenv(SECRET_FILE_ENV, raising=False)
+    assert secret_from_environment(course) is None
+    monkeypatch.setenv(SECRET_FILE_ENV, str(inside))
+    with pytest.raises(SecretError):
+        secret_from_environment(course)
+    monkeypatch.setenv(SECRET_ENV, SECRETS[1])
+    assert secret_from_environment(course) == SECRETS[1]
+
+
+def test_the_harness_refuses_a_secret_file_inside_the_course(tmp_path, capsys):
+    secret = REPO / "autograde" / "exercises" / "ex02_attention_ffn" / "cases.py"  # any file of the repository
+    status = harness.main(["grade", str(tmp_path), "--hidden-secret-file", str(secret)])
+    assert status == harness.EXIT_USAGE
+    assert "is inside the course folder" in capsys.readouterr().err
+
+
+def test_drawn_expected_values_are_fresh_copies():
+    first = expected_values("ex02_attention_ffn", SECRETS[0])
+    first["gpt_block_params"]["hidden"].clear()
+    assert expected_values("ex02_attention_ffn", SECRETS[0])["gpt_block_params"]["hidden"]
+
+
+def test_the_autograde_step_takes_the_secret_file_named_in_a_private_nbgrader_config(tmp_path, monkeypatch):
+    from traitlets.config import Config
+
+    from autograde.nbgrader_glue.sandboxed_execute import SandboxedExecute
+
+    monkeypatch.delenv(SECRET_ENV, raising=False)
+    monkeypatch.delenv(SECRET_FILE_ENV, raising=False)
+    secret_file = tmp_path / "grading-secret"
+    secret_file.write_text(SECRETS[0])
+    config = Config()
+    config.SandboxedExecute.hidden_secret_file = str(secret_file)  # as ~/.jupyter/nbgrader_config.py would set it
+    config.SandboxedExecute.course_root = str(tmp_path / "course")
+    assert SandboxedExecute(config=config)._secret() == SECRETS[0]
+    assert SandboxedExecute(config=Config())._secret() is None  # no secret anywhere: the shipped cases
