@@ -22,6 +22,7 @@ Each module holds one concept and is readable top to bottom:
 - ``transformer_weights`` -- the numpy model's configuration, weight arrays and their shapes
 - ``sampling``      -- greedy and temperature sampling
 - ``speculative``   -- speculative decoding: exact, greedy and lenient verification of a draft; the speedup and gamma
+- ``speculative_cost`` -- speculative decoding under load: a step's roofline cost, the speedup by batch, the cutoff
 - ``timing``        -- TTFT and TPOT measured on the reader's machine
 - ``serving``       -- a discrete-event simulator of a serving engine, one concept per module:
   ``workload``, ``trace_csv``, ``request``, ``block_manager``, ``reservation``, ``policies``,

@@ -4,6 +4,7 @@ Modules, each one concept:
 
 - ``workload``      -- arrivals (Poisson, bursty) and token-length distributions, seeded
 - ``trace_csv``     -- traces to and from CSV (Vidur's columns)
+- ``azure_trace``   -- the Azure LLM inference traces 2023 (code, conversation), shipped and read as published
 - ``request``       -- ``Request`` and its life cycle (``RequestStatus``)
 - ``block_manager`` -- paged KV blocks, block tables, ref counts, prefix caching
 - ``reservation``   -- the contiguous worst-case reservation it replaces
@@ -24,6 +25,7 @@ Introduced in ch-batching and ch-serving-engines.
 """
 
 from infer_lib.serving.analysis import batch_slot_occupancy, token_times_s
+from infer_lib.serving.azure_trace import azure_trace_path, load_azure_trace
 from infer_lib.serving.block_manager import DEFAULT_BLOCK_SIZE, AllocStatus, BlockManager, block_hashes, num_kv_blocks
 from infer_lib.serving.config import CacheConfig, SchedulerConfig
 from infer_lib.serving.cost_model import StepCostModel
@@ -56,4 +58,5 @@ __all__ = [
     "load_trace_csv", "lognormal_lengths", "make_requests", "num_kv_blocks", "pareto_frontier", "percentile",
     "save_trace_csv", "simulate", "sweep", "token_times_s", "uniform_lengths", "workload_requests",
     "Instance", "LeastLoaded", "MultiInstanceResult", "RoundRobin", "Router", "simulate_instances",
+    "azure_trace_path", "load_azure_trace",
 ]
