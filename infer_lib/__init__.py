@@ -7,7 +7,7 @@ Each module holds one concept and is readable top to bottom:
 - ``published``     -- published figures the book quotes (prices, papers' results, podcast claims), each sourced
 - ``economics``     -- growth factors and the demand-supply gap computed from those figures
 - ``models``        -- transformer configurations of real models, each field sourced; ``from_hf_config``
-- ``hardware``      -- accelerator datasheet numbers, each with its source
+- ``hardware``      -- accelerator datasheet numbers and interconnect links, each with its source
 - ``accounting``    -- parameters by part (dense, MoE, MLA), bytes of weights and of the KV cache
 - ``shapes``        -- array shapes inside one prefill or decode step
 - ``costs``         -- FLOPs and bytes of every operation of a prefill or decode step
@@ -25,7 +25,8 @@ Each module holds one concept and is readable top to bottom:
 - ``speculative_cost`` -- speculative decoding under load: a step's roofline cost, the speedup by batch, the cutoff
 - ``timing``        -- TTFT and TPOT measured on the reader's machine
 - ``serving``       -- a discrete-event simulator of a serving engine, one concept per module:
-  ``workload``, ``trace_csv``, ``request``, ``block_manager``, ``reservation``, ``policies``,
+  ``workload``, ``trace_csv``, ``azure_trace`` (the Azure traces 2023, shipped), ``request``,
+  ``block_manager``, ``reservation``, ``policies``,
   ``config``, ``scheduler``, ``decode_rounds``, ``cost_model``, ``instance`` (one model replica),
   ``router`` (which instance an arrival goes to), ``event_loop`` (one clock for the instances),
   ``engine`` (``simulate``), ``metrics``, ``frontier``, ``analysis`` (a run's step log read back),
