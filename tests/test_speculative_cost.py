@@ -15,8 +15,8 @@ import math
 import pytest
 
 from infer_lib.costs import step_operations
-from infer_lib.hardware import get_chip
-from infer_lib.models import from_hf_config, get_model
+from infer_lib.hardware import CHIPS, get_chip
+from infer_lib.models import MODELS, from_hf_config, get_model
 from infer_lib.roofline import critical_batch_size, decode_step_time_s, decode_weight_bytes, estimate_step
 from infer_lib.speculative import expected_speedup, expected_tokens_per_step
 from infer_lib.speculative_cost import (
@@ -170,6 +170,23 @@ def test_moe_target_loses_at_batch_1_and_gains_at_larger_batches():
     assert speculative_speedup(mixtral, draft, H100, 1, SHORT_CONTEXT, 0.7, 3) < 1.0
     assert speculative_speedup(mixtral, draft, H100, 64, SHORT_CONTEXT, 0.7, 3) > 1.5
     assert speculation_cutoff_batch(mixtral, draft, H100, SHORT_CONTEXT, 0.7, 3, max_batch_size=8) == 1
+
+
+@pytest.mark.parametrize("chip_name", sorted(CHIPS))
+def test_every_catalogued_model_on_every_chip_has_the_same_shape(chip_name):
+    # alpha 0.7, gamma 3, a one-layer early-exit draft, 128 cached tokens. Dense targets: above 1 alone, and
+    # the cutoff lies between the verify pass's compute-bound batch and the critical batch. MoE targets
+    # (routed experts): below 1 alone, above 1 at batch 64, where a plain step already reads most experts.
+    chip = CHIPS[chip_name]
+    for model in MODELS.values():
+        draft = early_exit_draft(model, 1)
+        alone = speculative_speedup(model, draft, chip, 1, SHORT_CONTEXT, 0.7, 3)
+        if model.moe is None:
+            cutoff = speculation_cutoff_batch(model, draft, chip, SHORT_CONTEXT, 0.7, 3)
+            assert alone > 1.5, model.name
+            assert verify_compute_bound_batch(chip, 3) < cutoff < critical_batch_size(chip), model.name
+        else:
+            assert alone < 1.0 < speculative_speedup(model, draft, chip, 64, SHORT_CONTEXT, 0.7, 3), model.name
 
 
 def test_policy_turns_speculation_off_at_the_cutoff():
