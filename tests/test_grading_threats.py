@@ -47,7 +47,6 @@ pytestmark = NEEDS_FULL_SANDBOX
 
 EX02 = "ex02_attention_ffn"
 EX01 = "ex01_prefill_decode"
-EX06 = "ex06_serving_engines"
 FULL, BLOCK_LOST = 10.0, 2.0
 """Full marks; what is left when gpt_block_params is wrong: its 4 points and gpt_params's 4 (which calls it)."""
 CELL_TIMEOUT_S = 10
@@ -311,7 +310,8 @@ def _cases() -> dict[str, tuple[str, Any, float, str, str | None]]:
             "    stub = os.path.join(os.path.dirname(infer_lib.__path__[0]), 'autograde', 'checks.py')\n"
             "    raise FileNotFoundError(f'PATHS {stub} exists={os.path.exists(stub)} in {os.getcwd()}/data.csv')\n"),
             BLOCK_LOST, "ok", None),
-        # Honest mechanics: a byte-order mark, an exact Fraction where the text asks for a number.
+        # Honest mechanics: a byte-order mark, an exact Fraction where the text asks for a number (a sort key
+        # returned as a list: tests/test_numbers_accepted.py).
         "mechanics_byte_order_mark": ("mechanics", lambda r, p: "\ufeff" + json.dumps(
             _signed(answered(r, EX02), "mechanics_byte_order_mark")), FULL, "ok", None),
         "mechanics_exact_fraction": ("mechanics", block_and_fraction(EXACT_FRACTION), FULL, "ok", None),
@@ -338,8 +338,6 @@ EXACT_FRACTION = (
 """Attention's share as an exact fraction: the text asks for "a number"."""
 SHIPPED_LOOKUP = "secret_hardcodes_shipped_answers"
 """Looks every answer up in the shipped expected.json: full marks on the shipped hidden cases, none under a secret."""
-LIST_KEY = "mechanics_list_sort_key"
-"""Exercise 6's policy with its waiting key returned as a list (the text says a tuple; it sorts the same)."""
 NESTED_BRACKETS = "[" * 200_000 + "]" * 200_000
 """400 KB of nested brackets: JSON that Python's reader cannot nest that deep (it raised RecursionError)."""
 LAST_BATCH = "last_batch_student"
@@ -401,7 +399,7 @@ FAKED_CALL_LOG = "ex01_fakes_call_log"
 @pytest.fixture(scope="module")
 def threats(tmp_path_factory) -> dict[str, Any]:
     """Grade every case in one batch; returns the report rows, the output and the course folder."""
-    course = copy_course(tmp_path_factory.mktemp("threats") / "course", [EX01, EX02, EX06])
+    course = copy_course(tmp_path_factory.mktemp("threats") / "course", [EX01, EX02])
     result = run_harness(course, "assignments")
     assert result.returncode == 0, result.stdout + result.stderr
     hand_in = tmp_path_factory.mktemp("threats-hand-in")
@@ -430,11 +428,6 @@ def threats(tmp_path_factory) -> dict[str, Any]:
         "    return _honest(model, prompt_ids, max_new_tokens, eos_id, **({'clock': clock} if clock else {}))\n"}))
     write_notebook(hand_in / "ex01_reprefill" / f"{EX01}.ipynb", answered(
         release_of(course, EX01), EX01, {"ex01_generate_solution": reprefill_code}))
-    list_key = reference_answer(EX06, "ex06_aging_solution").replace(
-        "return (virtual_deadline_s, request.arrived_at_s)", "return [virtual_deadline_s, request.arrived_at_s]")
-    assert "return [" in list_key
-    write_notebook(hand_in / LIST_KEY / f"{EX06}.ipynb", answered(
-        release_of(course, EX06), EX06, {"ex06_aging_solution": list_key}))
     (course / "_build/grading/report.json").write_text(json.dumps({"rows": [{"student_id": LAST_BATCH}]}))
     result = run_harness(
         course, "grade", str(hand_in), "--cell-timeout-s", str(CELL_TIMEOUT_S),
@@ -452,8 +445,8 @@ def test_the_batch_finishes_with_flagged_submissions_and_no_harness_error(threat
     assert threats["report"]["state"] == "finished"
     assert LAST_BATCH not in {student_id for student_id, _ in threats["rows"]}  # the report was rewritten
     assert "sandbox backend: namespaces" in result.stdout
-    others = {(FAKED_CALL_LOG, EX01), ("ex01_writes_through_the_model", EX01), ("ex01_reprefill", EX01), (LIST_KEY, EX06)}
-    nothing_gradable = {("links_folder", EX01), ("links_folder", EX06)}  # a row for every exercise
+    others = {(FAKED_CALL_LOG, EX01), ("ex01_writes_through_the_model", EX01), ("ex01_reprefill", EX01)}
+    nothing_gradable = {("links_folder", EX01)}  # a row for every exercise
     assert set(threats["rows"]) == {(student, EX02) for student in [*CASES, *FILE_CASES]} | others | nothing_gradable
 
 
@@ -494,11 +487,6 @@ def test_feedback_names_paths_as_seen_from_the_students_notebook(threats):
         host = {str(REPO), str(Path(sys.prefix).resolve()), str(Path(sys.base_prefix).resolve()), "/scratch",
                 "/opt/grading-runner"} - {"/", "/usr", "/usr/local"}
         assert [path for path in host if path in text] == []
-
-
-def test_a_sort_key_returned_as_a_list_keeps_its_points(threats):
-    row = threats["rows"][(LIST_KEY, EX06)]
-    assert (row["score"], row["status"]) == (FULL, "ok"), row
 
 
 def test_faking_the_models_call_log_earns_nothing(threats):
@@ -543,10 +531,10 @@ def test_huge_output_is_cut_in_the_graded_notebook_and_the_feedback(threats, stu
 
 
 @pytest.fixture(scope="module")
-def secret_batches(tmp_path_factory) -> dict[str, Any]:
-    """...while under a secret of the instructor's it scores no hidden point: exercise 2 graded under two secrets.
+def secret_batch(tmp_path_factory) -> dict[str, Any]:
+    """...while under a secret of the instructor's, in a file outside the course, it scores no hidden point.
 
-    The first secret comes in the environment, the second in a file outside the course.
+    Exercise 2, graded once; tests/test_hidden_secret.py draws every exercise under two secrets.
     """
     course = copy_course(tmp_path_factory.mktemp("secret") / "course", [EX02])
     assert run_harness(course, "assignments").returncode == 0
@@ -556,34 +544,30 @@ def secret_batches(tmp_path_factory) -> dict[str, Any]:
     write_notebook(hand_in / SHIPPED_LOOKUP / f"{EX02}.ipynb", answered(release, EX02, hardcoded_shipped_answers(EX02)))
     secret_file = tmp_path_factory.mktemp("instructor") / "hidden-secret.txt"
     secret_file.write_text(SECRETS[1] + "\n")
-    runs = {}
-    for name, args, env in (("first", (), {"AUTOGRADE_HIDDEN_SECRET": SECRETS[0]}),
-                            ("second", ("--hidden-secret-file", str(secret_file)), {})):
-        result = run_harness(course, "grade", str(hand_in), "--cell-timeout-s", str(CELL_TIMEOUT_S), *args, env=env)
-        report = json.loads((course / "_build/grading/report.json").read_text(encoding="utf-8"))
-        sandbox = {
-            student: json.loads((course / "_build/grading/sandbox" / student / EX02 / f"{EX02}.json").read_text())
-            for student in ("reference", SHIPPED_LOOKUP)
-        }
-        runs[name] = {"result": result, "rows": {row["student_id"]: row for row in report["rows"]}, "sandbox": sandbox}
-    return runs
+    result = run_harness(course, "grade", str(hand_in), "--cell-timeout-s", str(CELL_TIMEOUT_S),
+                         "--hidden-secret-file", str(secret_file))
+    report = json.loads((course / "_build/grading/report.json").read_text(encoding="utf-8"))
+    sandbox = {
+        student: json.loads((course / "_build/grading/sandbox" / student / EX02 / f"{EX02}.json").read_text())
+        for student in ("reference", SHIPPED_LOOKUP)
+    }
+    return {"result": result, "rows": {row["student_id"]: row for row in report["rows"]}, "sandbox": sandbox}
 
 
-@pytest.mark.parametrize("run", ["first", "second"])
-def test_under_a_secret_the_reference_scores_full_marks_and_the_lookup_no_hidden_point(secret_batches, run):
-    batch = secret_batches[run]
-    assert "hidden cases: drawn from your secret" in batch["result"].stdout, batch["result"].stdout
-    assert SECRETS[0] not in batch["result"].stdout + batch["result"].stderr
-    reference, lookup = batch["rows"]["reference"], batch["rows"][SHIPPED_LOOKUP]
+def test_under_a_secret_the_reference_scores_full_marks_and_the_lookup_no_hidden_point(secret_batch):
+    result = secret_batch["result"]
+    assert "hidden cases: drawn from your secret" in result.stdout, result.stdout + result.stderr
+    assert SECRETS[1] not in result.stdout + result.stderr
+    reference, lookup = secret_batch["rows"]["reference"], secret_batch["rows"][SHIPPED_LOOKUP]
     assert (reference["score"], reference["status"]) == (FULL, "ok"), reference
     assert lookup["score"] == 0.0, lookup
-    checks = {item["check"]: item["passed"] for item in batch["sandbox"][SHIPPED_LOOKUP]["checks"]}
+    checks = {item["check"]: item["passed"] for item in secret_batch["sandbox"][SHIPPED_LOOKUP]["checks"]}
     assert {name: passed for name, passed in checks.items() if name.endswith("_hidden")} == {
         "ex02_block_params_hidden": False, "ex02_model_params_hidden": False, "ex02_attention_fraction_hidden": False}
     assert all(passed for name, passed in checks.items() if not name.endswith("_hidden"))
-    assert batch["sandbox"]["reference"]["hidden_cases"] == "drawn from the instructor's secret"
+    assert secret_batch["sandbox"]["reference"]["hidden_cases"] == "drawn from the instructor's secret"
 
 
 def test_the_catalogues_batch_grades_the_shipped_hidden_cases(threats):
     assert "hidden cases: the shipped ones" in threats["result"].stdout
-
+    assert threats["rows"][(SHIPPED_LOOKUP, EX02)]["score"] == FULL  # the public cases are all it needs
