@@ -1,19 +1,26 @@
-"""What the grading tests share: a private course copy, the harness as a command, submissions built from a release."""
+"""What the grading tests share: private course copies, the harness as a command, submissions built from a release,
+the grade an answer earns in-process, and what a finished batch may have left running."""
 
 from __future__ import annotations
 
 import copy
+import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import nbformat
+import psutil
 import pytest
 
-from autograde.authoring.reference import solution_sources
+from autograde.authoring.reference import run_answers, solution_sources
+from autograde.checking.registry import manifests
+from autograde.checks import CheckFailed, check
 from autograde.nbgrader_glue import course
 from autograde.sandbox import backends
 
@@ -30,6 +37,18 @@ SANDBOX_UID_MIN = 200_000
 def copy_course(root: Path, exercises: list[str]) -> Path:
     """A private copy of the course: its config files and the source notebooks of ``exercises``, nothing built."""
     return course.copy_course(REPO, root, exercises)
+
+
+def released_courses(root: Path, exercises: list[str], count: int) -> list[Path]:
+    """``count`` private course copies under ``root``, each with the releases of ``exercises`` and its own gradebook.
+
+    ``assignments`` (one nbgrader process per exercise) runs in the first copy only; the others are file copies of
+    it, made before anything is graded.
+    """
+    first = copy_course(root / "course0", exercises)
+    result = run_harness(first, "assignments")
+    assert result.returncode == 0, result.stdout + result.stderr
+    return [first, *(Path(shutil.copytree(first, root / f"course{index}")) for index in range(1, count))]
 
 
 def variant_replacements(exercise: str, name: str) -> dict[str, str]:
@@ -86,13 +105,94 @@ def write_notebook(path: Path, nb: nbformat.NotebookNode | str) -> Path:
     return path
 
 
+def grade_in_process(exercise: str, replacements: dict[str, str] | None = None) -> dict[str, float]:
+    """Test cell -> the points these answers earn alone, with the exercise's checks run in this process.
+
+    The answers are the reference solution with ``replacements`` (solution cell id -> code); a test cell earns its
+    points when its visible check and its hidden twin both pass, as in a graded notebook.
+    """
+    manifest = next(manifest for manifest in manifests() if manifest.name == exercise)
+    answers = run_answers(source_of(exercise), replacements)
+
+    def passes(name: str, answer: object) -> bool:
+        with redirect_stdout(io.StringIO()):
+            try:
+                check(name, answer)
+            except CheckFailed:
+                return False
+        return True
+
+    return {
+        cell.name: cell.points if all(passes(name, answers[cell.answer]) for name in (cell.name, f"{cell.name}_hidden"))
+        else 0.0
+        for cell in manifest.test_cells
+    }
+
+
+# What a finished batch may have left running. autograde.sandbox.cgroup names each sandbox's cgroup
+# grading-sandbox-<name>-<pid of the grader that started it>-<ns>, so a sandbox process or cgroup can be told
+# apart from those of a batch still being graded elsewhere at the same time (another test worker's, another
+# user's): those belong to a grader that is still running, and are not counted.
+
+
+def _grader_pid(cgroup_name: str) -> int | None:
+    """The pid of the grader named in a sandbox cgroup's name, or None if the name is not one."""
+    parts = cgroup_name.split("-")
+    if not cgroup_name.startswith("grading-sandbox-") or len(parts) < 5 or not parts[-2].isdigit():
+        return None
+    return int(parts[-2])
+
+
+def _running(pid: int | None) -> bool:
+    if pid is None:
+        return False
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _sandbox_grader(pid: int) -> int | None:
+    """The grader named by the sandbox cgroup that process ``pid`` is in; None if it is in none."""
+    for line in Path(f"/proc/{pid}/cgroup").read_text(encoding="utf-8").splitlines():
+        for name in line.split(":", 2)[-1].split("/"):
+            if _grader_pid(name) is not None:
+                return _grader_pid(name)
+    return None
+
+
 def sandbox_processes() -> list[str]:
-    """``ps`` lines of processes running as a sandbox uid (there should be none between batches)."""
-    out = subprocess.run(["ps", "-eo", "uid,pid,args", "--no-headers"], capture_output=True, text=True, check=True)
-    return [line for line in out.stdout.splitlines() if int(line.split()[0]) >= SANDBOX_UID_MIN]
+    """``uid pid command`` of every process running as a sandbox uid whose grader has ended (there should be none).
+
+    A process of a sandbox whose grader still runs is another batch's, still being graded; one in no sandbox
+    cgroup at all is counted.
+    """
+    left = []
+    for process in psutil.process_iter(["pid", "uids", "cmdline"]):
+        uids, pid = process.info["uids"], process.info["pid"]
+        if uids is None or uids.effective < SANDBOX_UID_MIN:
+            continue
+        try:
+            grader = _sandbox_grader(pid)
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # it ended while we looked
+        if not _running(grader):
+            left.append(f"{uids.effective} {pid} {' '.join(process.info['cmdline'] or [])}")
+    return left
 
 
 def sandbox_cgroups() -> list[Path]:
-    """Cgroups a sandbox left behind."""
+    """Sandbox cgroups whose grader has ended: what a finished batch left behind (there should be none)."""
     base = Path("/sys/fs/cgroup")
-    return [path for path in base.glob("**/grading-sandbox-*") if path.is_dir()]
+    cgroups = [path for path in base.glob("**/grading-sandbox-*") if path.is_dir()]
+    return [path for path in cgroups if not _running(_grader_pid(path.name))]
+
+
+def processes_naming(paths: list[Path]) -> list[str]:
+    """Command lines of running processes that name one of ``paths`` (a harness or an nbgrader step of that course)."""
+    found = []
+    for process in psutil.process_iter(["cmdline"]):
+        command = " ".join(process.info["cmdline"] or [])
+        if any(str(path) in command for path in paths):
+            found.append(command)
+    return found
