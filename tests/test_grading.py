@@ -12,14 +12,16 @@ instrumented model) have tests of their own; those declared as function specs
 (a queue policy run in the serving simulator) add tests of their hidden
 messages and vetting.
 
-Slow part (a few minutes): two course copies in temporary folders, one
-``assignments`` run each, and one ``grade`` batch per copy, run at the same
-time, that every slow test reads. The batch holds the solution and the bare
-release of every exercise, the listed mutants of every exercise, and one
-student per fault: an edited locked test cell, a deleted
-test cell, a loop that never ends, a file that is not JSON and a cheat that
-redefines ``check``. Under pytest-xdist use ``--dist loadfile`` so that one
-worker grades the batch once.
+Slow part (a few minutes): one ``assignments`` run in a course copy in a
+temporary folder, a file copy of it, and one ``grade`` batch per copy, run at
+the same time, that every slow test reads. The batch holds the solution and
+the bare release of every exercise, the listed mutants of every exercise, and
+one student per fault: an edited locked test cell, a deleted test cell, a
+loop that never ends, a file that is not JSON and a cheat that redefines
+``check``. Each exercise is graded in one copy only, the exercises shared out
+so that the copies take about as long, and each copy renders the feedback of
+its own exercises: a new exercise adds its notebooks and one feedback run. Under
+pytest-xdist use ``--dist loadfile`` so that one worker grades the batch once.
 """
 
 from __future__ import annotations
@@ -64,7 +66,8 @@ from autograde.checking.registry import manifests
 from autograde.checks import REGISTRY, CheckFailed, check
 from autograde.nbgrader_glue.commands import failure_reason, run_with_limits
 from autograde.regenerate_expected import build_expected, expected_file
-from grading_support import copy_course, variant_replacements
+from grading_support import released_courses as make_released_courses
+from grading_support import variant_replacements
 
 REPO = Path(__file__).resolve().parent.parent
 VARIANTS_ROOT = Path(__file__).resolve().parent / "grading_fixtures" / "variants"
@@ -851,6 +854,10 @@ def test_broken_or_misplaced_notebooks_are_one_students_problem(tmp_path):
 
 NUM_BATCHES = 2
 """The batch is split over this many course copies, graded at the same time (one per CPU core)."""
+FEEDBACK_WEIGHT = 5
+"""What an exercise's feedback run in a copy weighs when the batch is split, in notebooks (8 s against 1.5 s)."""
+SLOW_WEIGHT = 35
+"""What the endless loop weighs, in notebooks: each call of its generate runs into the 5 s limit (55 s in all)."""
 
 
 def _harness_command(course_root: Path, *args: str) -> list[str]:
@@ -875,18 +882,11 @@ def _harness_concurrently(runs: list[tuple[Path, tuple[str, ...]]]) -> list[subp
     return results
 
 
-def _copy_course(root: Path) -> Path:
-    """A private copy of the course: its config files and source exercises, nothing built."""
-    return copy_course(root, [exercise.name for exercise in EXERCISES])
-
-
 @pytest.fixture(scope="module")
 def released_courses(tmp_path_factory) -> list[Path]:
-    """Course copies in temporary folders with their releases generated (no run ever shares a gradebook)."""
-    roots = [_copy_course(tmp_path_factory.mktemp("course")) for _ in range(NUM_BATCHES)]
-    for result in _harness_concurrently([(root, ("assignments",)) for root in roots]):
-        assert result.returncode == 0, result.stdout + result.stderr
-    return roots
+    """Course copies in temporary folders with every exercise released (no run ever shares a gradebook)."""
+    names = [exercise.name for exercise in EXERCISES]
+    return make_released_courses(tmp_path_factory.mktemp("course"), names, NUM_BATCHES)
 
 
 @pytest.fixture(scope="module")
@@ -936,17 +936,21 @@ def _delete_test_cell(nb: nbformat.NotebookNode, grade_id: str) -> nbformat.Note
 
 
 def _split(notebooks: dict[str, dict[str, str]], slow: set[str]) -> list[list[str]]:
-    """Spread students over NUM_BATCHES batches of about equal grading time (a notebook counts 1, a slow one 4)."""
+    """Spread the exercises over NUM_BATCHES batches of about equal grading time, each exercise in one batch.
+
+    An exercise weighs its feedback run and one for each notebook handed in (SLOW_WEIGHT for a student in
+    ``slow``); the heaviest go first, each to the batch that weighs least so far.
+    """
+    weights = {exercise.name: FEEDBACK_WEIGHT for exercise in EXERCISES}
+    for student_id, by_exercise in notebooks.items():
+        for exercise in by_exercise:
+            weights[exercise] += SLOW_WEIGHT if student_id in slow else 1
     batches: list[list[str]] = [[] for _ in range(NUM_BATCHES)]
     loads = [0] * NUM_BATCHES
-
-    def load(student_id: str) -> int:
-        return 4 if student_id in slow else len(notebooks[student_id])
-
-    for student_id in sorted(notebooks, key=lambda sid: (-load(sid), sid)):
+    for exercise in sorted(weights, key=lambda name: (-weights[name], name)):
         emptiest = loads.index(min(loads))
-        batches[emptiest].append(student_id)
-        loads[emptiest] += load(student_id)
+        batches[emptiest].append(exercise)
+        loads[emptiest] += weights[exercise]
     return batches
 
 
@@ -981,11 +985,11 @@ def graded(released_courses, tmp_path_factory) -> dict[str, Any]:
     notebooks = _batch_notebooks(released_courses[0])
     batches = _split(notebooks, slow={"hangs_after_eos"})
     runs = []
-    for root, student_ids in zip(released_courses, batches, strict=True):
+    for root, exercises in zip(released_courses, batches, strict=True):
         hand_in = tmp_path_factory.mktemp("hand-in")
-        for student_id in student_ids:
-            for exercise, text in notebooks[student_id].items():
-                _notebook_file(hand_in / student_id / f"{exercise}.ipynb", text)
+        for student_id, by_exercise in notebooks.items():
+            for exercise in set(exercises) & set(by_exercise):
+                _notebook_file(hand_in / student_id / f"{exercise}.ipynb", by_exercise[exercise])
         runs.append((root, ("grade", str(hand_in), "--cell-timeout-s", "5")))
     results = _harness_concurrently(runs)
     rows, root_of, errors = {}, {}, []
@@ -994,7 +998,7 @@ def graded(released_courses, tmp_path_factory) -> dict[str, Any]:
         errors += report["harness_errors"]
         for row in report["rows"]:
             rows[(row["student_id"], row["exercise"])] = row
-            root_of[row["student_id"]] = root
+            root_of[(row["student_id"], row["exercise"])] = root
     return {
         "results": results,
         "stdout": "".join(result.stdout for result in results),
@@ -1033,8 +1037,11 @@ def test_a_release_holds_its_notebook_and_nothing_else(released_course):
 
 
 def test_batch_finishes_with_exit_status_one_and_a_line_per_notebook(graded):
-    for result in graded["results"]:
-        assert result.returncode == 1, result.stdout + result.stderr  # finished; some submissions are flagged
+    for root, result in zip(graded["roots"], graded["results"], strict=True):
+        # 1: finished, some submissions flagged or failed (the faults); 0: every submission of that copy ok.
+        flagged = any(row["status"] != "ok" for key, row in graded["rows"].items() if graded["root_of"][key] == root)
+        assert result.returncode == (1 if flagged else 0), result.stdout + result.stderr
+    assert 1 in [result.returncode for result in graded["results"]]
     assert graded["harness_errors"] == []
     assert sorted(graded["rows"]) == graded["submitted"]
     for student_id, exercise in graded["submitted"]:
@@ -1051,7 +1058,7 @@ def test_the_solution_scores_full_marks(graded, exercise):
 
 @by_exercise(EXERCISES)
 def test_the_solution_notebook_runs_every_cell_without_an_error(graded, exercise):
-    root = graded["root_of"]["solution"]
+    root = graded["root_of"][("solution", exercise.name)]
     report = root / "_build/grading/sandbox/solution" / exercise.name / f"{exercise.name}.json"
     sandbox = json.loads(report.read_text(encoding="utf-8"))
     # The ungraded demo cells too (they ran in the sandbox): they use infer_lib, which must keep their API.
@@ -1082,7 +1089,7 @@ def test_each_mutant_loses_the_points_of_the_checks_it_fails(graded, exercise, m
 def test_an_edited_locked_test_cell_is_restored_before_grading(graded):
     row = graded["rows"][("edits_locked_cell", EXERCISE)]
     assert (row["status"], row["score"], row["max_score"]) == ("ok", MAX_SCORE - 2.0, MAX_SCORE)
-    root = graded["root_of"]["edits_locked_cell"]
+    root = graded["root_of"][("edits_locked_cell", EXERCISE)]
     autograded = nbformat.read(
         root / "_build/grading/autograded/edits_locked_cell" / EXERCISE / f"{EXERCISE}.ipynb", as_version=4
     )
@@ -1133,25 +1140,31 @@ def test_feedback_pages_show_visible_tests_but_no_hidden_test(graded):
 
 
 def test_the_csv_export_has_one_row_per_notebook_with_the_reported_score(graded):
-    rows = []
+    exported = []
     for root in graded["roots"]:
         with open(root / "_build/grading/grades.csv", newline="", encoding="utf-8") as handle:
-            rows += list(csv.DictReader(handle))
-    # nbgrader exports every student of the gradebook for every assignment; those with no submission score 0.
-    submitted = [row for row in rows if (row["student_id"], row["assignment"]) in graded["rows"]]
-    assert sorted((row["student_id"], row["assignment"]) for row in submitted) == graded["submitted"]
-    for row in rows:
-        assert row["assignment"] in BY_NAME
-        assert float(row["max_score"]) == MAX_SCORE
-        reported = graded["rows"].get((row["student_id"], row["assignment"]))
-        assert float(row["score"]) == (reported["score"] if reported else 0.0)
+            rows = list(csv.DictReader(handle))
+        graded_here = {key: row for key, row in graded["rows"].items() if graded["root_of"][key] == root}
+        # nbgrader exports every student of the gradebook for every assignment; those with no submission score 0.
+        exported += [(row["student_id"], row["assignment"]) for row in rows
+                     if (row["student_id"], row["assignment"]) in graded_here]
+        for row in rows:
+            assert row["assignment"] in BY_NAME
+            assert float(row["max_score"]) == MAX_SCORE
+            reported = graded_here.get((row["student_id"], row["assignment"]))
+            assert float(row["score"]) == (reported["score"] if reported else 0.0)
+    assert sorted(exported) == graded["submitted"]
 
 
 @pytest.fixture(scope="module")
 def regraded_after_crash(graded, tmp_path_factory) -> dict[str, Any]:
     """A copy of the graded course in which the student "solution" (10/10) resubmits a kernel-killing notebook."""
     root = tmp_path_factory.mktemp("regrade") / "course"
-    shutil.copytree(graded["root_of"]["solution"], root)
+    graded_root = graded["root_of"][("solution", EXERCISE)]
+    shutil.copytree(graded_root, root)
+    others = sorted(name for (student_id, name), where in graded["root_of"].items()
+                    if student_id == "solution" and name != EXERCISE and where == graded_root)
+    assert others, "the copy that graded the solution of exercise 1 graded no other exercise of that student"
     crash = _submission(_release(root), source_of(EX01), EX01, None)
     for cell in crash.cells:
         if cell.metadata.get("nbgrader", {}).get("grade_id") == "ex01_generate_solution":
@@ -1162,7 +1175,7 @@ def regraded_after_crash(graded, tmp_path_factory) -> dict[str, Any]:
     report = json.loads((root / "_build/grading/report.json").read_text(encoding="utf-8"))
     with open(root / "_build/grading/grades.csv", newline="", encoding="utf-8") as handle:
         csv_rows = {(row["student_id"], row["assignment"]): row for row in csv.DictReader(handle)}
-    return {"result": result, "rows": report["rows"], "csv_rows": csv_rows}
+    return {"result": result, "rows": report["rows"], "csv_rows": csv_rows, "other_exercises": others}
 
 
 def test_a_regrade_that_kills_the_sandbox_keeps_no_earlier_score(graded, regraded_after_crash):
@@ -1176,7 +1189,8 @@ def test_a_regrade_that_kills_the_sandbox_keeps_no_earlier_score(graded, regrade
     assert "ended the sandbox (exit status 1)" in row["reason"]
     assert float(regraded_after_crash["csv_rows"][("solution", EXERCISE)]["score"]) == 3.0
     # The student's other exercises keep their grades: only the resubmitted one was regraded.
-    assert float(regraded_after_crash["csv_rows"][("solution", EX02.name)]["score"]) == MAX_SCORE
+    for other in regraded_after_crash["other_exercises"]:
+        assert float(regraded_after_crash["csv_rows"][("solution", other)]["score"]) == MAX_SCORE, other
 
 
 def test_a_wrong_layout_stops_before_grading_with_exit_status_two(released_course, tmp_path):
