@@ -69,11 +69,14 @@ book: $(VENV_STAMP) $(WIDGETS_STAMP) assignments
 	@echo ""
 	@echo "The course is in _build/html. Open it with: make serve  (then http://127.0.0.1:$(PORT))"
 
+# Three test workers on two cores: the grading tests spend much of their time waiting for a limit to cut
+# a notebook off, and the third worker uses it. Whole files go to the workers, the longest first
+# (LONGEST_FIRST in tests/conftest.py).
 test: $(VENV_STAMP) $(WIDGETS_STAMP) chromium bubblewrap assignments
 	rm -rf _build/html _build/.doctrees _build/jupyter_execute _build/notebooks
 	@$(clear_stale_cache)
 	$(VENV)/bin/jupyter-book build . -n -W --keep-going
-	$(PY) -m pytest -n 2 --dist loadfile -p no:cacheprovider
+	$(PY) -m pytest -n 3 --dist loadfile --no-loadscope-reorder -p no:cacheprovider
 
 # The inner loop: every test not marked slow (tests/conftest.py says which are). Book-number
 # tests read the last build and are skipped without one; nothing is built here.
