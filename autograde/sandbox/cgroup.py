@@ -105,9 +105,29 @@ class Cgroup:
                     time.sleep(0.02)
 
 
-def _remove_orphaned_cgroups() -> None:
+def _entries(folder: Path) -> list[Path]:
+    """The entries of ``folder``; none if it cannot be listed (another grader may have just removed it)."""
+    try:
+        return list(folder.iterdir())
+    except OSError:
+        return []
+
+
+def sandbox_cgroups(base: Path = Path("/sys/fs/cgroup")) -> list[Path]:
+    """Every sandbox cgroup under ``base``: at its top (v2) or under a controller (v1).
+
+    Listed one level at a time, never by a recursive walk, which would fail
+    when another grader on the same machine removes a sandbox's cgroup
+    while the walk is inside it.
+    """
+    prefix = "grading-sandbox-"
+    controllers = [entry for entry in _entries(base) if not entry.name.startswith(prefix)]
+    return [entry for parent in (base, *controllers) for entry in _entries(parent) if entry.name.startswith(prefix)]
+
+
+def _remove_orphaned_cgroups(base: Path = Path("/sys/fs/cgroup")) -> None:
     """Remove the empty cgroups of graders that were killed (``grading-sandbox-<name>-<pid>-<ns>``, pid gone)."""
-    for path in Path("/sys/fs/cgroup").glob("**/grading-sandbox-*"):
+    for path in sandbox_cgroups(base):
         parts = path.name.split("-")
         if len(parts) < 5 or not parts[-2].isdigit() or Path(f"/proc/{parts[-2]}").exists():
             continue
