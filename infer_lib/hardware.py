@@ -147,6 +147,7 @@ _ASSUMED_LATENCY = ("assumption, not measured: a round figure for the fixed cost
                     "(launch, handshake, completion); at the megabytes of a request's KV cache it is "
                     "small next to the bandwidth term")
 
+#: The interconnect catalogue by name: each link's one-direction bandwidth, latency and sources.
 LINKS: dict[str, Link] = {
     link.name: link
     for link in (
