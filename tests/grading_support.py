@@ -22,7 +22,7 @@ from autograde.authoring.reference import run_answers, solution_sources
 from autograde.checking.registry import manifests
 from autograde.checks import CheckFailed, check
 from autograde.nbgrader_glue import course
-from autograde.sandbox import backends
+from autograde.sandbox import backends, cgroup
 
 REPO = Path(__file__).resolve().parents[1]
 NEEDS_FULL_SANDBOX = pytest.mark.skipif(
@@ -182,10 +182,12 @@ def sandbox_processes() -> list[str]:
 
 
 def sandbox_cgroups() -> list[Path]:
-    """Sandbox cgroups whose grader has ended: what a finished batch left behind (there should be none)."""
-    base = Path("/sys/fs/cgroup")
-    cgroups = [path for path in base.glob("**/grading-sandbox-*") if path.is_dir()]
-    return [path for path in cgroups if not _running(_grader_pid(path.name))]
+    """Sandbox cgroups whose grader has ended: what a finished batch left behind (there should be none).
+
+    Listed as the grader lists them (never by a recursive walk, which fails when another grader removes a
+    cgroup while the walk is inside it).
+    """
+    return [path for path in cgroup.sandbox_cgroups() if not _running(_grader_pid(path.name))]
 
 
 def processes_naming(paths: list[Path]) -> list[str]:
