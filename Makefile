@@ -54,11 +54,13 @@ bubblewrap:
 	@command -v bwrap >/dev/null || { $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq bubblewrap >/dev/null; }
 
 # The execution cache is keyed on every file under infer_lib (model configs included) and the
-# lock file: a change to either re-executes every chapter, so stale outputs are never published.
+# lock file: a change to either re-executes every chapter, and Sphinx's saved environment goes
+# with it so that every page is read again (an incremental build would keep the old pages), so
+# stale outputs are never published.
 define clear_stale_cache
 	key=$$( { find infer_lib -type f ! -path '*/__pycache__/*' | LC_ALL=C sort | xargs cat; cat requirements.lock; } | sha256sum | cut -c1-16); \
 	if [ "$$(cat _build/.cache_key 2>/dev/null)" != "$$key" ]; then \
-	  rm -rf _build/.jupyter_cache; mkdir -p _build; echo "$$key" > _build/.cache_key; fi
+	  rm -rf _build/.jupyter_cache _build/.doctrees _build/jupyter_execute; mkdir -p _build; echo "$$key" > _build/.cache_key; fi
 endef
 
 # The site offers the exercises' student releases for download (book/exercises.md), so the
