@@ -157,3 +157,90 @@ def all_data_points() -> list[DataPoint]:
         elif isinstance(value, tuple) and value and all(isinstance(item, DataPoint) for item in value):
             points.extend(value)
     return points
+
+
+# ---------------------------------------------------------------- speculative decoding (ch-speculative-decoding)
+
+# What the podcast says of speculative decoding; the chapter measures the early-exit claim on the course's model.
+PODCAST_DRAFT_TOKENS_CLAIM = DataPoint(
+    "draft tokens proposed per step in the podcast's example", 8, "tokens", "2026", PODCAST_SOURCE, PODCAST_BIBKEY)
+PODCAST_DRAFT_SIZE_CLAIM = DataPoint(
+    "size of a draft model relative to its target, as told", 1, "%", "2026", PODCAST_SOURCE, PODCAST_BIBKEY)
+PODCAST_EARLY_EXIT_LAYER_CLAIM = DataPoint(
+    "layer of 100 at which the podcast's early exit stops", 50, "layers", "2026", PODCAST_SOURCE, PODCAST_BIBKEY)
+PODCAST_EARLY_EXIT_CORRECT_CLAIM = DataPoint(
+    "share of next tokens an exit at layer 50 of 100 predicts correctly, as told", 70, "%", "2026",
+    PODCAST_SOURCE, PODCAST_BIBKEY)
+
+# Leviathan et al. (ICML 2023), Table 2: T5-XXL (11B) target, English-German translation, greedy (T = 0),
+# gamma = 7 draft tokens, one TPU-v4, walltime improvement over T5X. The draft with the highest
+# acceptance rate is the slowest.
+LEVIATHAN_T5_GAMMA = DataPoint("draft tokens per step, T5 rows of Table 2 at T = 0", 7, "tokens", "2023",
+                               "Leviathan et al., ICML 2023, Table 2", "leviathan2023speculative")
+LEVIATHAN_T5_TARGET_PARAMS = DataPoint("T5-XXL target parameters", 11e9, "parameters", "2023",
+                                       "Leviathan et al., ICML 2023", "leviathan2023speculative")
+LEVIATHAN_T5_DRAFTS = (
+    DataPoint("T5-small draft parameters", 77e6, "parameters", "2023", "Leviathan et al., ICML 2023",
+              "leviathan2023speculative"),
+    DataPoint("T5-base draft parameters", 250e6, "parameters", "2023", "Leviathan et al., ICML 2023",
+              "leviathan2023speculative"),
+    DataPoint("T5-large draft parameters", 800e6, "parameters", "2023", "Leviathan et al., ICML 2023",
+              "leviathan2023speculative"),
+)
+LEVIATHAN_T5_ALPHAS = (
+    DataPoint("acceptance rate alpha, T5-small draft, EnDe, T = 0", 0.75, "probability", "2023",
+              "Leviathan et al., ICML 2023, Table 2", "leviathan2023speculative"),
+    DataPoint("acceptance rate alpha, T5-base draft, EnDe, T = 0", 0.80, "probability", "2023",
+              "Leviathan et al., ICML 2023, Table 2", "leviathan2023speculative"),
+    DataPoint("acceptance rate alpha, T5-large draft, EnDe, T = 0", 0.82, "probability", "2023",
+              "Leviathan et al., ICML 2023, Table 2", "leviathan2023speculative"),
+)
+LEVIATHAN_T5_SPEEDUPS = (
+    DataPoint("walltime improvement, T5-small draft, EnDe, T = 0", 3.4, "x", "2023",
+              "Leviathan et al., ICML 2023, Table 2", "leviathan2023speculative"),
+    DataPoint("walltime improvement, T5-base draft, EnDe, T = 0", 2.8, "x", "2023",
+              "Leviathan et al., ICML 2023, Table 2", "leviathan2023speculative"),
+    DataPoint("walltime improvement, T5-large draft, EnDe, T = 0", 1.7, "x", "2023",
+              "Leviathan et al., ICML 2023, Table 2", "leviathan2023speculative"),
+)
+
+# Spec-Bench leaderboard (hemingkx/Spec-Bench Leaderboard.md, commit 09244ff, 2024-10-25): one A100-80GB,
+# Vicuna-7B-v1.3, greedy, FP16, batch 1. "Overall" speedup over plain decoding, and "#Mean Accepted Tokens"
+# per step (1.00 for plain decoding: it counts the target's own token). Methods in the leaderboard's order.
+SPEC_BENCH_SOURCE = "Spec-Bench leaderboard, A100, Vicuna-7B-v1.3 (commit 09244ff)"
+SPEC_BENCH_METHODS = ("EAGLE", "Hydra", "Medusa", "PLD", "SpS", "REST", "Lookahead")
+SPEC_BENCH_SPEEDUPS = tuple(
+    DataPoint(f"Spec-Bench overall speedup, {method}", value, "x", "2024-10", SPEC_BENCH_SOURCE, "xia2024specbench")
+    for method, value in zip(SPEC_BENCH_METHODS, (2.29, 2.09, 1.78, 1.59, 1.49, 1.48, 1.27)))
+SPEC_BENCH_MEAN_ACCEPTED_TOKENS = tuple(
+    DataPoint(f"Spec-Bench mean accepted tokens per step, {method}", value, "tokens/step", "2024-10",
+              SPEC_BENCH_SOURCE, "xia2024specbench")
+    for method, value in zip(SPEC_BENCH_METHODS, (3.61, 3.24, 2.32, 1.73, 2.28, 1.82, 1.66)))
+
+# EAGLE-3 paper (Li et al. 2025), Table 3: SGLang v0.4.4 on one H100, Llama 3.1 8B Instruct, MT-Bench,
+# chain of 3 draft tokens, no tree; throughput over SGLang without speculation, by batch size.
+EAGLE3_TABLE3_BATCH_SIZES = (2, 4, 8, 16, 24, 32, 48, 56, 64)
+EAGLE3_TABLE3_SOURCE = "EAGLE-3 paper, Table 3 (SGLang, H100, Llama 3.1 8B)"
+EAGLE_SGLANG_THROUGHPUT_RATIOS = tuple(
+    DataPoint(f"EAGLE throughput / no speculation, batch {batch}", value, "x", "2025", EAGLE3_TABLE3_SOURCE,
+              "li2025eagle3")
+    for batch, value in zip(EAGLE3_TABLE3_BATCH_SIZES, (1.40, 1.38, 1.23, 1.02, 0.93, 0.94, 0.88, 0.99, 0.99)))
+EAGLE3_SGLANG_THROUGHPUT_RATIOS = tuple(
+    DataPoint(f"EAGLE-3 throughput / no speculation, batch {batch}", value, "x", "2025", EAGLE3_TABLE3_SOURCE,
+              "li2025eagle3")
+    for batch, value in zip(EAGLE3_TABLE3_BATCH_SIZES, (1.81, 1.82, 1.62, 1.48, 1.39, 1.32, 1.38, 1.34, 1.38)))
+
+# Headline speedups of the drafter families, from their abstracts.
+LAYERSKIP_SPEEDUP_CNN_DM = DataPoint("LayerSkip self-speculative speedup, CNN/DM summarization, up to", 2.16, "x",
+                                     "2024", "LayerSkip, ACL 2024", "elhoushi2024layerskip")
+LAYERSKIP_SPEEDUP_CODING = DataPoint("LayerSkip self-speculative speedup, coding, up to", 1.82, "x", "2024",
+                                     "LayerSkip, ACL 2024", "elhoushi2024layerskip")
+MEDUSA1_SPEEDUP = DataPoint("Medusa-1 speedup, more than", 2.2, "x", "2024", "Medusa, ICML 2024", "cai2024medusa")
+MEDUSA2_SPEEDUP_HIGH = DataPoint("Medusa-2 speedup, high end", 3.6, "x", "2024", "Medusa, ICML 2024",
+                                 "cai2024medusa")
+EAGLE_SPEEDUP_70B_LOW = DataPoint("EAGLE latency speedup, LLaMA2-Chat 70B, low end", 2.7, "x", "2024",
+                                  "EAGLE, ICML 2024", "li2024eagle")
+EAGLE_SPEEDUP_70B_HIGH = DataPoint("EAGLE latency speedup, LLaMA2-Chat 70B, high end", 3.5, "x", "2024",
+                                   "EAGLE, ICML 2024", "li2024eagle")
+EAGLE3_SPEEDUP_MAX = DataPoint("EAGLE-3 speedup, up to", 6.5, "x", "2025", "EAGLE-3 paper", "li2025eagle3")
+

@@ -57,6 +57,25 @@ AS_PUBLISHED = [
     # Sarathi-Serve (OSDI'24) against vLLM: 2.6x capacity Mistral-7B on one A100, 3.7x Yi-34B on two.
     ("SARATHI_SERVE_CAPACITY_MISTRAL_7B", 2.6, "x", "agrawal2024sarathiserve"),
     ("SARATHI_SERVE_CAPACITY_YI_34B", 3.7, "x", "agrawal2024sarathiserve"),
+    # Speculative decoding. The podcast (transcript): a draft "about 1% the size" proposes "8 tokens"; Meta's
+    # early exit "at layer 50 of 100 predicts 70% correctly".
+    ("PODCAST_DRAFT_TOKENS_CLAIM", 8, "tokens", "hyperaccelpodcast"),
+    ("PODCAST_DRAFT_SIZE_CLAIM", 1, "%", "hyperaccelpodcast"),
+    ("PODCAST_EARLY_EXIT_LAYER_CLAIM", 50, "layers", "hyperaccelpodcast"),
+    ("PODCAST_EARLY_EXIT_CORRECT_CLAIM", 70, "%", "hyperaccelpodcast"),
+    # Leviathan et al., Table 2 (fact sheet section F): EnDe, T = 0, gamma = 7, T5-XXL 11B target.
+    ("LEVIATHAN_T5_GAMMA", 7, "tokens", "leviathan2023speculative"),
+    ("LEVIATHAN_T5_TARGET_PARAMS", 11e9, "parameters", "leviathan2023speculative"),
+    # LayerSkip abstract: up to 2.16x on CNN/DM, 1.82x on coding.
+    ("LAYERSKIP_SPEEDUP_CNN_DM", 2.16, "x", "elhoushi2024layerskip"),
+    ("LAYERSKIP_SPEEDUP_CODING", 1.82, "x", "elhoushi2024layerskip"),
+    # Medusa abstract: Medusa-1 over 2.2x, Medusa-2 2.3-3.6x.
+    ("MEDUSA1_SPEEDUP", 2.2, "x", "cai2024medusa"),
+    ("MEDUSA2_SPEEDUP_HIGH", 3.6, "x", "cai2024medusa"),
+    # EAGLE abstract: 2.7x-3.5x latency speedup on LLaMA2-Chat 70B; EAGLE-3 abstract: up to 6.5x.
+    ("EAGLE_SPEEDUP_70B_LOW", 2.7, "x", "li2024eagle"),
+    ("EAGLE_SPEEDUP_70B_HIGH", 3.5, "x", "li2024eagle"),
+    ("EAGLE3_SPEEDUP_MAX", 6.5, "x", "li2025eagle3"),
 ]
 
 
@@ -78,6 +97,7 @@ def test_google_series_is_the_keynotes_figures():
 def test_every_figure_is_checked_above_or_in_the_series():
     checked = {id(getattr(published, name)) for name, *_ in AS_PUBLISHED}
     checked |= {id(point) for point in published.GOOGLE_TOKENS_PER_MONTH}
+    checked |= {id(point) for series in SPECULATIVE_SERIES for point in getattr(published, series)}
     unchecked = [point.what for point in all_data_points() if id(point) not in checked]
     assert not unchecked, f"add these figures to AS_PUBLISHED with their source's value: {unchecked}"
 
@@ -93,3 +113,37 @@ def test_podcast_h100_count_is_the_kv_cache_alone():
     # The fact sheet: 32 x 131,072 x 516,096 B = 2.16 TB = 27.1 H100s of 80 GB -- the KV cache without the weights.
     kv_bytes = 32 * kv_cache_bytes(get_model("Llama 3.1 405B"), 131_072)
     assert round(kv_bytes / 80e9) == published.PODCAST_LLAMA_405B_H100S_CLAIM.value
+
+
+# ---------------------------------------------------------------- speculative decoding: the series
+
+#: Each series of published.py's speculative-decoding block, as its source prints it (fact sheet section F;
+#: Spec-Bench's Leaderboard.md at commit 09244ff, A100 Vicuna-7B-v1.3 table, read again for this test).
+SPECULATIVE_SERIES = {
+    "LEVIATHAN_T5_DRAFTS": [77e6, 250e6, 800e6],                                 # T5-small, -base, -large
+    "LEVIATHAN_T5_ALPHAS": [0.75, 0.80, 0.82],                                   # Table 2, EnDe, T = 0
+    "LEVIATHAN_T5_SPEEDUPS": [3.4, 2.8, 1.7],
+    "SPEC_BENCH_SPEEDUPS": [2.29, 2.09, 1.78, 1.59, 1.49, 1.48, 1.27],          # EAGLE ... Lookahead, "Overall"
+    "SPEC_BENCH_MEAN_ACCEPTED_TOKENS": [3.61, 3.24, 2.32, 1.73, 2.28, 1.82, 1.66],
+    "EAGLE_SGLANG_THROUGHPUT_RATIOS": [1.40, 1.38, 1.23, 1.02, 0.93, 0.94, 0.88, 0.99, 0.99],   # EAGLE-3 Table 3
+    "EAGLE3_SGLANG_THROUGHPUT_RATIOS": [1.81, 1.82, 1.62, 1.48, 1.39, 1.32, 1.38, 1.34, 1.38],
+}
+
+
+@pytest.mark.parametrize("series, values", SPECULATIVE_SERIES.items(), ids=list(SPECULATIVE_SERIES))
+def test_speculative_series_are_what_their_sources_print(series, values):
+    points = getattr(published, series)
+    assert [point.value for point in points] == pytest.approx(values, rel=1e-12)
+
+
+def test_speculative_series_name_their_rows():
+    assert published.SPEC_BENCH_METHODS == ("EAGLE", "Hydra", "Medusa", "PLD", "SpS", "REST", "Lookahead")
+    assert published.EAGLE3_TABLE3_BATCH_SIZES == (2, 4, 8, 16, 24, 32, 48, 56, 64)
+    for method, speedup, tokens in zip(published.SPEC_BENCH_METHODS, published.SPEC_BENCH_SPEEDUPS,
+                                       published.SPEC_BENCH_MEAN_ACCEPTED_TOKENS):
+        assert method in speedup.what and method in tokens.what
+        assert (speedup.unit, tokens.unit, speedup.bibkey) == ("x", "tokens/step", "xia2024specbench")
+    for batch, eagle, eagle3 in zip(published.EAGLE3_TABLE3_BATCH_SIZES, published.EAGLE_SGLANG_THROUGHPUT_RATIOS,
+                                    published.EAGLE3_SGLANG_THROUGHPUT_RATIOS):
+        assert eagle.what.endswith(f"batch {batch}") and eagle3.what.endswith(f"batch {batch}")
+        assert eagle.bibkey == eagle3.bibkey == "li2025eagle3"
