@@ -244,3 +244,64 @@ EAGLE_SPEEDUP_70B_HIGH = DataPoint("EAGLE latency speedup, LLaMA2-Chat 70B, high
                                    "EAGLE, ICML 2024", "li2024eagle")
 EAGLE3_SPEEDUP_MAX = DataPoint("EAGLE-3 speedup, up to", 6.5, "x", "2025", "EAGLE-3 paper", "li2025eagle3")
 
+
+# ---------------------------------------------------------------- disaggregation (ch-disaggregation)
+
+# Splitwise (ISCA 2024 version; its abstract on Microsoft Research's publication page). The arXiv v1 abstract
+# (2311.18677v1, November 2023) says "higher throughput at 20% lower cost" without the factor.
+SPLITWISE_THROUGHPUT_AT_LOWER_COST = DataPoint(
+    "Splitwise cluster throughput / current designs, at 20% lower cost (up to)", 1.4, "x", "2024",
+    "Splitwise, ISCA 2024 (abstract)", "patel2024splitwise")
+SPLITWISE_COST_REDUCTION = DataPoint(
+    "Splitwise cluster cost below current designs, at 1.4x throughput", 20, "%", "2024",
+    "Splitwise, ISCA 2024 (abstract)", "patel2024splitwise")
+SPLITWISE_THROUGHPUT_SAME_POWER_AND_COST = DataPoint(
+    "Splitwise cluster throughput / current designs, same power and cost budgets", 2.35, "x", "2024",
+    "Splitwise, ISCA 2024 (abstract)", "patel2024splitwise")
+
+# DistServe: the OSDI 2024 version against the arXiv v1 / blog version of the same headline.
+DISTSERVE_REQUESTS_OSDI = DataPoint(
+    "DistServe requests served / state-of-the-art systems, >90% of requests within SLO (up to)", 7.4, "x", "2024",
+    "DistServe, OSDI 2024", "zhong2024distserve")
+DISTSERVE_TIGHTER_SLO_OSDI = DataPoint(
+    "DistServe SLO tightness / state-of-the-art systems, >90% of requests within SLO (up to)", 12.6, "x", "2024",
+    "DistServe, OSDI 2024", "zhong2024distserve")
+DISTSERVE_GOODPUT_V1 = DataPoint(
+    "DistServe goodput / state-of-the-art systems (up to), arXiv v1 and blog", 4.48, "x", "2024-01",
+    "DistServe blog (Hao AI Lab) and arXiv 2401.09670v1", "zhong2024distserveblog")
+DISTSERVE_TIGHTER_SLO_V1 = DataPoint(
+    "DistServe SLO tightness / state-of-the-art systems (up to), arXiv v1 and blog", 10.2, "x", "2024-01",
+    "DistServe blog (Hao AI Lab) and arXiv 2401.09670v1", "zhong2024distserveblog")
+DISTSERVE_SLO_ATTAINMENT = DataPoint(
+    "share of requests DistServe's goodput requires within both latency limits", 90, "%", "2024",
+    "DistServe, OSDI 2024", "zhong2024distserve")
+# DistServe's own simulator README: the chat SLO of its OPT-13B experiments (P90 of each).
+DISTSERVE_CHAT_TTFT_SLO = DataPoint(
+    "DistServe's P90 TTFT limit for OPT-13B chat", 0.2, "s", "2024", "LLMServe/DistServe simdistserve README",
+    "distservecode")
+DISTSERVE_CHAT_TPOT_SLO = DataPoint(
+    "DistServe's P90 TPOT limit for OPT-13B chat", 0.1, "s", "2024", "LLMServe/DistServe simdistserve README",
+    "distservecode")
+
+# Mooncake (arXiv 2407.00079 v1-v3 abstract; the FAST 2025 version's figures differ and are not quoted here).
+MOONCAKE_THROUGHPUT_GAIN_SIMULATED = DataPoint(
+    "Mooncake throughput increase in simulated long-context scenarios (up to)", 525, "%", "2024-07",
+    "Mooncake, arXiv 2407.00079 (abstract)", "qin2024mooncake")
+MOONCAKE_MORE_REQUESTS_REAL = DataPoint(
+    "more requests Kimi handles with Mooncake under real workloads", 75, "%", "2024-07",
+    "Mooncake, arXiv 2407.00079 (abstract)", "qin2024mooncake")
+# Mooncake's transfer engine (kvcache-ai/Mooncake README, commit 01b91d9bddabae761570e588906c6c5530e2a147).
+MOONCAKE_TRANSFER_KV_GB = DataPoint(
+    "KV cache moved in Mooncake's transfer-engine test ('128k tokens in the LLaMA3-70B model')", 40, "GB", "2025",
+    "kvcache-ai/Mooncake README", "mooncakerepo")
+MOONCAKE_TRANSFER_4X200G_GB_PER_S = DataPoint(
+    "Mooncake transfer engine bandwidth over 4 x 200 Gbps RoCE (up to)", 87, "GB/s", "2025",
+    "kvcache-ai/Mooncake README", "mooncakerepo")
+MOONCAKE_TRANSFER_8X400G_GB_PER_S = DataPoint(
+    "Mooncake transfer engine bandwidth over 8 x 400 Gbps RoCE (up to)", 190, "GB/s", "2025",
+    "kvcache-ai/Mooncake README", "mooncakerepo")
+
+#: vLLM's documentation of disaggregated prefill (docs/features/disagg_prefill.md, commit
+#: 0047fb9dad17a566f41008c80e57f7eeb7aa5b81), its note box, word for word.
+VLLM_DISAGG_THROUGHPUT_NOTE = "Disaggregated prefill DOES NOT improve throughput."
+VLLM_DISAGG_BIBKEY = "vllmdisaggdocs"

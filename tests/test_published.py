@@ -147,3 +147,67 @@ def test_speculative_series_name_their_rows():
                                     published.EAGLE3_SGLANG_THROUGHPUT_RATIOS):
         assert eagle.what.endswith(f"batch {batch}") and eagle3.what.endswith(f"batch {batch}")
         assert eagle.bibkey == eagle3.bibkey == "li2025eagle3"
+
+
+# ---------------------------------------------------------------- disaggregation (ch-disaggregation)
+
+#: published.py's disaggregation block, as each source states it (fact sheet section C and F; each comment quotes).
+DISAGGREGATION_AS_PUBLISHED = [
+    # Splitwise, ISCA 2024 abstract: "up to 1.4x higher throughput at 20% lower cost ... 2.35x more throughput
+    # under the same power and cost budgets".
+    ("SPLITWISE_THROUGHPUT_AT_LOWER_COST", 1.4, "x", "patel2024splitwise"),
+    ("SPLITWISE_COST_REDUCTION", 20, "%", "patel2024splitwise"),
+    ("SPLITWISE_THROUGHPUT_SAME_POWER_AND_COST", 2.35, "x", "patel2024splitwise"),
+    # DistServe, OSDI 2024: "7.4x more requests or 12.6x tighter SLO" with "over 90% of requests" within SLO;
+    # arXiv v1 and the Hao AI Lab blog: "up to 4.48x goodput or 10.2x tighter SLO".
+    ("DISTSERVE_REQUESTS_OSDI", 7.4, "x", "zhong2024distserve"),
+    ("DISTSERVE_TIGHTER_SLO_OSDI", 12.6, "x", "zhong2024distserve"),
+    ("DISTSERVE_SLO_ATTAINMENT", 90, "%", "zhong2024distserve"),
+    ("DISTSERVE_GOODPUT_V1", 4.48, "x", "zhong2024distserveblog"),
+    ("DISTSERVE_TIGHTER_SLO_V1", 10.2, "x", "zhong2024distserveblog"),
+    # LLMServe/DistServe simdistserve README: OPT-13B chat, P90 TTFT 200 ms, P90 TPOT 100 ms.
+    ("DISTSERVE_CHAT_TTFT_SLO", 0.2, "s", "distservecode"),
+    ("DISTSERVE_CHAT_TPOT_SLO", 0.1, "s", "distservecode"),
+    # Mooncake, arXiv 2407.00079 abstract: "up to a 525% increase in throughput in certain simulated scenarios";
+    # "enables Kimi to handle 75% more requests".
+    ("MOONCAKE_THROUGHPUT_GAIN_SIMULATED", 525, "%", "qin2024mooncake"),
+    ("MOONCAKE_MORE_REQUESTS_REAL", 75, "%", "qin2024mooncake"),
+    # kvcache-ai/Mooncake README (commit 01b91d9): "With 40 GB of data ... up to 87 GB/s and 190 GB/s of
+    # bandwidth in 4x200 Gbps and 8x400 Gbps RoCE networks".
+    ("MOONCAKE_TRANSFER_KV_GB", 40, "GB", "mooncakerepo"),
+    ("MOONCAKE_TRANSFER_4X200G_GB_PER_S", 87, "GB/s", "mooncakerepo"),
+    ("MOONCAKE_TRANSFER_8X400G_GB_PER_S", 190, "GB/s", "mooncakerepo"),
+]
+AS_PUBLISHED = AS_PUBLISHED + DISAGGREGATION_AS_PUBLISHED   # a new list: the completeness check above reads it
+
+
+@pytest.mark.parametrize("name, value, unit, bibkey", DISAGGREGATION_AS_PUBLISHED,
+                         ids=[row[0] for row in DISAGGREGATION_AS_PUBLISHED])
+def test_disaggregation_figure_is_what_its_source_says(name, value, unit, bibkey):
+    point = getattr(published, name)
+    assert isinstance(point, DataPoint)
+    assert point.value == pytest.approx(value, rel=1e-12)
+    assert (point.unit, point.bibkey) == (unit, bibkey)
+
+
+def test_distserve_versions_are_told_apart():
+    # Each version's headline names its version; the OSDI figures are the larger ones.
+    for point in (published.DISTSERVE_GOODPUT_V1, published.DISTSERVE_TIGHTER_SLO_V1):
+        assert "v1" in point.what and "v1" in point.source
+    for point in (published.DISTSERVE_REQUESTS_OSDI, published.DISTSERVE_TIGHTER_SLO_OSDI):
+        assert "OSDI" in point.source
+    assert published.DISTSERVE_REQUESTS_OSDI.value > published.DISTSERVE_GOODPUT_V1.value
+
+
+def test_vllm_disaggregation_note_is_quoted_word_for_word():
+    # vllm-project/vllm docs/features/disagg_prefill.md (commit 0047fb9), the note box.
+    assert published.VLLM_DISAGG_THROUGHPUT_NOTE == "Disaggregated prefill DOES NOT improve throughput."
+    keys = set(re.findall(r"^@\w+\{([^,\s]+),", REFERENCES.read_text(encoding="utf-8"), flags=re.MULTILINE))
+    assert published.VLLM_DISAGG_BIBKEY in keys and "azurellmtraces2023" in keys
+
+
+def test_mooncake_40_gb_is_llama_70b_at_128k_tokens_in_gib():
+    # The README's "40 GB ... 128k tokens in the LLaMA3-70B model": 131,072 x 327,680 B = 42.95e9 B = 40.0 GiB.
+    kv_bytes = kv_cache_bytes(get_model("Llama 3.1 70B"), 131_072)
+    assert kv_bytes == 131_072 * 2 * 80 * 8 * 128 * 2
+    assert kv_bytes / 2**30 == pytest.approx(published.MOONCAKE_TRANSFER_KV_GB.value)
