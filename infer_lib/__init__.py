@@ -33,7 +33,7 @@ Each module holds one concept and is readable top to bottom:
   ``progress`` (a terminal progress bar)
 - ``plotting``      -- pure plotting functions that draw on a matplotlib ``Axes``, by concept:
   ``style``, ``schematics``, ``grids``, ``timelines``, ``roofline``, ``memory``,
-  ``model_internals``, ``curves``
+  ``model_internals``, ``curves``, ``disaggregation``
 - ``plots``, ``plots_serving`` -- the names of ``plotting`` under the paths earlier notebooks import
 - ``widgets``       -- thin ipywidgets wrappers that make sliders work on a static page
 - ``images``        -- figures as page-ready image bytes: PNG frames, exact palettes, lossless WebP

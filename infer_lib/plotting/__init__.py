@@ -12,11 +12,23 @@ in the module of its concept:
 - ``memory``          -- bytes of weights and KV cache against a chip's memory
 - ``model_internals`` -- next-token candidates, attention weights, parameters by part
 - ``curves``          -- lines against x, bars, CDFs, throughput-interactivity trade-offs and frontiers
+- ``disaggregation``  -- the two pools as a factory line, KV transfer times by link, traces by length, win/lose maps
 
 ``infer_lib.plots`` and ``infer_lib.plots_serving`` still offer every name they had,
 for the notebooks written before this package.
 """
 
-from infer_lib.plotting import curves, grids, memory, model_internals, roofline, schematics, style, timelines
+from infer_lib.plotting import (
+    curves,
+    disaggregation,
+    grids,
+    memory,
+    model_internals,
+    roofline,
+    schematics,
+    style,
+    timelines,
+)
 
-__all__ = ["curves", "grids", "memory", "model_internals", "roofline", "schematics", "style", "timelines"]
+__all__ = ["curves", "disaggregation", "grids", "memory", "model_internals", "roofline", "schematics", "style",
+           "timelines"]
