@@ -29,8 +29,9 @@ Each module holds one concept and is readable top to bottom:
   ``block_manager``, ``reservation``, ``policies``,
   ``config``, ``scheduler``, ``decode_rounds``, ``cost_model``, ``instance`` (one model replica),
   ``router`` (which instance an arrival goes to), ``event_loop`` (one clock for the instances),
-  ``engine`` (``simulate``), ``metrics``, ``frontier``, ``analysis`` (a run's step log read back),
-  ``progress`` (a terminal progress bar)
+  ``engine`` (``simulate``), ``disaggregated`` (a prefill pool and a decode pool),
+  ``metrics``, ``frontier``, ``analysis`` (a run's step log read back),
+  ``progress`` (a terminal progress bar), ``speculation`` (speculative decoding under load)
 - ``plotting``      -- pure plotting functions that draw on a matplotlib ``Axes``, by concept:
   ``style``, ``schematics``, ``grids``, ``timelines``, ``roofline``, ``memory``,
   ``model_internals``, ``curves``, ``disaggregation``

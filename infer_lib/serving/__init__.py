@@ -14,14 +14,15 @@ Modules, each one concept:
 - ``decode_rounds`` -- the decoding requests as sums, one decode round at a time
 - ``cost_model``    -- a step's time on the roofline, in closed form
 - ``instance``      -- one replica: scheduler, KV cache and cost model; starts and finishes its steps
-- ``router``        -- which instance an arriving request goes to: RoundRobin, LeastLoaded
+- ``router``        -- which instance an arriving request goes to: RoundRobin, LeastLoaded, LeastOutstandingTokens
 - ``event_loop``    -- one clock for several instances: arrivals routed, each step's end to its instance
-- ``engine``        -- ``simulate`` (one instance) and ``simulate_instances`` (several behind a router)
+- ``engine``        -- ``simulate`` (one instance or replicas) and ``simulate_instances`` (several behind a router)
+- ``disaggregated`` -- ``simulate_disaggregated``: a prefill pool and a decode pool, the KV sent over a link
 - ``metrics``       -- TTFT, TPOT, TBT, throughput, goodput, KV waste
 - ``frontier``      -- interactivity vs throughput points, Pareto frontier, SLO line
 - ``analysis``      -- a run's step log read back: batch slots per step, a request's token times
 
-Introduced in ch-batching and ch-serving-engines.
+Introduced in ch-batching and ch-serving-engines; disaggregation in ch-disaggregation.
 """
 
 from infer_lib.serving.analysis import batch_slot_occupancy, token_times_s
@@ -29,6 +30,7 @@ from infer_lib.serving.azure_trace import azure_trace_path, load_azure_trace
 from infer_lib.serving.block_manager import DEFAULT_BLOCK_SIZE, AllocStatus, BlockManager, block_hashes, num_kv_blocks
 from infer_lib.serving.config import CacheConfig, SchedulerConfig
 from infer_lib.serving.cost_model import StepCostModel
+from infer_lib.serving.disaggregated import DisaggregatedResult, Transfer, handoff_time_s, simulate_disaggregated
 from infer_lib.serving.engine import EventQueue, MultiInstanceResult, SimulationResult, simulate, simulate_instances
 from infer_lib.serving.frontier import FrontierPoint, best_throughput_at_slo, pareto_frontier, sweep
 from infer_lib.serving.instance import Instance
@@ -36,7 +38,7 @@ from infer_lib.serving.metrics import SLO, Percentiles, RequestRecord, StepLog, 
 from infer_lib.serving.policies import FCFS, DecodeFirst, PrefillFirst, QueuePolicy, ShortestPromptFirst, StepPriority
 from infer_lib.serving.request import Request, RequestStatus
 from infer_lib.serving.reservation import ContiguousReservation
-from infer_lib.serving.router import LeastLoaded, RoundRobin, Router
+from infer_lib.serving.router import LeastLoaded, LeastOutstandingTokens, RoundRobin, Router
 from infer_lib.serving.scheduler import Scheduler, SchedulerOutput
 from infer_lib.serving.trace_csv import load_trace_csv, save_trace_csv
 from infer_lib.serving.workload import (
@@ -59,4 +61,5 @@ __all__ = [
     "save_trace_csv", "simulate", "sweep", "token_times_s", "uniform_lengths", "workload_requests",
     "Instance", "LeastLoaded", "MultiInstanceResult", "RoundRobin", "Router", "simulate_instances",
     "azure_trace_path", "load_azure_trace",
+    "DisaggregatedResult", "LeastOutstandingTokens", "Transfer", "handoff_time_s", "simulate_disaggregated",
 ]

@@ -1,14 +1,16 @@
-"""Running a simulation: :func:`simulate` serves a trace with one instance, :func:`simulate_instances` with several.
+"""Running a simulation: :func:`simulate` serves a trace with one instance or identical replicas,
+:func:`simulate_instances` with any instances.
 
 Both build the same parts: fresh copies of the requests, sorted by arrival;
 :class:`~infer_lib.serving.instance.Instance` objects (scheduler, KV cache, cost
 model); an :class:`~infer_lib.serving.event_loop.EventLoop` that drives them; and,
 for several instances, a :class:`~infer_lib.serving.router.Router` that sends each
 arriving request to one of them. :func:`simulate` is the loop with one instance, so a
-router has no choice to make. The engine has no randomness: the same inputs give the
-same result.
+router has no choice to make; with ``num_instances`` it serves the trace with that many
+identical replicas behind a router. The engine has no randomness: the same inputs give
+the same result.
 
-Introduced in ch-serving-engines.
+Introduced in ch-serving-engines; replicas in ch-disaggregation.
 """
 
 from __future__ import annotations
@@ -18,16 +20,18 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from infer_lib.checks import require_positive_int
 from infer_lib.hardware import Chip
 from infer_lib.models import ModelConfig
-from infer_lib.serving.config import CacheConfig, SchedulerConfig
+from infer_lib.serving.config import CacheConfig, SchedulerConfig, SpeculationConfig
 from infer_lib.serving.event_loop import EventLoop, EventQueue
-from infer_lib.serving.instance import Instance, SimulationResult
+from infer_lib.serving.instance import Instance, SimulationResult, request_record
 from infer_lib.serving.metrics import SLO, RequestRecord, StepLog, Summary, summarize
 from infer_lib.serving.request import Request
 from infer_lib.serving.router import RoundRobin, Router
 
-__all__ = ["EventQueue", "MultiInstanceResult", "SimulationResult", "simulate", "simulate_instances"]
+__all__ = ["EventQueue", "MultiInstanceResult", "SimulationResult", "replicas_result", "simulate",
+           "simulate_instances", "summary_of_instances"]
 
 
 def simulate(requests: Iterable[Request], model: ModelConfig, chip: Chip,
@@ -35,21 +39,62 @@ def simulate(requests: Iterable[Request], model: ModelConfig, chip: Chip,
              tensor_parallel_size: int = 1, step_overhead_s: float = 0.0, bytes_per_param: float = 2.0,
              bytes_per_kv_value: float = 2.0, dtype: str = "bf16", slo: SLO | None = None,
              record_steps: bool = False, record_events: bool = False, fast_forward: bool = True,
-             progress: bool = False) -> SimulationResult:
+             progress: bool = False, num_instances: int = 1, router: Router | None = None,
+             speculation: SpeculationConfig | None = None) -> SimulationResult:
     """Serve ``requests`` with ``model`` on ``tensor_parallel_size`` x ``chip``; every request runs to the end.
 
     Deterministic: the same inputs give the same result (workloads take a seed; the
     engine has no randomness). The input requests are not changed. ``slo`` adds
     goodput to the summary; ``progress`` draws a bar on stderr when it is a terminal.
-    Introduced in ch-serving-engines.
+    ``speculation`` serves with speculative decoding (``speculation``; it turns
+    ``fast_forward`` off; ch-speculative-decoding).
+
+    ``num_instances`` identical replicas (each ``tensor_parallel_size`` chips, its own KV
+    cache) serve the trace behind ``router`` (default :class:`~infer_lib.serving.router.RoundRobin`).
+    With several, the summary counts every chip (``num_gpus`` = num_instances x
+    tensor_parallel_size) and every replica's cache; ``num_gpu_blocks`` and ``kv_cache``
+    are the first replica's; ``steps`` and ``events`` are every replica's, replica by
+    replica, in order of time within each. Introduced in ch-serving-engines; replicas in
+    ch-disaggregation.
     """
+    num_instances = require_positive_int("num_instances", num_instances)
+    if router is not None and not isinstance(router, Router):
+        raise TypeError(f"router must be a Router such as RoundRobin() or LeastOutstandingTokens(), got {router!r}.")
     trace, given_order = _fresh_trace(requests)
-    instance = Instance(model, chip, scheduler, cache, tensor_parallel_size=tensor_parallel_size,
-                        step_overhead_s=step_overhead_s, bytes_per_param=bytes_per_param,
-                        bytes_per_kv_value=bytes_per_kv_value, dtype=dtype, record_steps=record_steps,
-                        record_events=record_events, fast_forward=fast_forward)
-    EventLoop([instance], RoundRobin(), progress=progress).run(trace)
-    return instance.result(given_order, slo)
+    instances = [Instance(model, chip, scheduler, cache, tensor_parallel_size=tensor_parallel_size,
+                          step_overhead_s=step_overhead_s, bytes_per_param=bytes_per_param,
+                          bytes_per_kv_value=bytes_per_kv_value, dtype=dtype, record_steps=record_steps,
+                          record_events=record_events, fast_forward=fast_forward, speculation=speculation, name="instance" if num_instances == 1 else f"replica {index}")
+                 for index in range(num_instances)]
+    EventLoop(instances, RoundRobin() if router is None else router, progress=progress).run(trace)
+    if num_instances == 1:
+        return instances[0].result(given_order, slo)
+    return replicas_result(instances, given_order, slo)
+
+
+def replicas_result(instances: Sequence[Instance], given_order: Sequence[Request],
+                    slo: SLO | None) -> SimulationResult:
+    """One :class:`SimulationResult` over several instances that served one trace together.
+
+    Records in the order of ``given_order``; the summary over every chip (see
+    :func:`summary_of_instances`); blocks and cache of the first instance; steps,
+    events and token gaps of every instance, instance by instance. Introduced in ch-disaggregation.
+    """
+    by_id = {}
+    for instance in instances:
+        for request in instance.scheduler.finished:
+            by_id[request.request_id] = request
+    records = [request_record(by_id[request.request_id]) for request in given_order]
+    first = instances[0]
+    return SimulationResult(
+        records=records, summary=summary_of_instances(records, instances, slo),
+        num_gpu_blocks=first.num_gpu_blocks, block_size=first.cache_config.block_size,
+        steps=[step for instance in instances for step in instance.log.steps],
+        events=[event for instance in instances for event in instance.log.events],
+        kv_cache=first.kv_cache,
+        tbt_gaps_s=np.concatenate([np.frombuffer(instance.log.tbt_gaps_s, dtype=float) for instance in instances]),
+        tbt_counts=np.concatenate([np.frombuffer(instance.log.tbt_counts, dtype=np.int64)
+                                   for instance in instances]))
 
 
 @dataclass(frozen=True)
@@ -86,12 +131,13 @@ def simulate_instances(requests: Iterable[Request], instances: Sequence[Instance
     by_id = {record.request_id: record for result in per_instance if result is not None
              for record in result.records}
     records = [by_id[request.request_id] for request in given_order]
-    return MultiInstanceResult(records=records, summary=_summary_of_all(records, loop.instances, slo),
+    return MultiInstanceResult(records=records, summary=summary_of_instances(records, loop.instances, slo),
                                routes=routes, instances=per_instance)
 
 
-def _summary_of_all(records: list[RequestRecord], instances: Sequence[Instance], slo: SLO | None) -> Summary:
-    """One :class:`Summary` over all instances: their step logs and counters added up."""
+def summary_of_instances(records: list[RequestRecord], instances: Sequence[Instance], slo: SLO | None) -> Summary:
+    """One :class:`~infer_lib.serving.metrics.Summary` over all ``instances``: their step logs and
+    counters added up, ``num_gpus`` and ``kv_capacity_slots`` summed. Introduced in ch-serving-engines."""
     log = StepLog()
     counters: dict[str, float] = {}
     slot_steps = 0  # cache slots x steps, over every instance: what "allocated fraction" divides by

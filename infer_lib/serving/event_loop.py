@@ -1,6 +1,6 @@
 """The event loop: one clock for several instances, arrivals routed, each step's end sent to its instance.
 
-Time moves from event to event. Two kinds of events exist:
+Time moves from event to event. Two kinds of events drive every run:
 
 - a request **arrives**: the router (``router``) chooses its instance and the request
   joins that instance's waiting queue; an idle instance forms a step at once;
@@ -14,9 +14,15 @@ and every request that arrived by a time has been routed before any instance for
 step at that time.
 
 Each instance runs decode rounds in a row only until the next time a request may join
-it (the next arrival: the router may send it anywhere). A further kind of event, such
-as a request handed from a prefill instance to a decode instance, is pushed into the
-same heap with its own kind and must bound that time as well.
+it (the next arrival: the router may send it anywhere).
+
+A fleet whose instances pass requests to one another (a prefill pool handing requests
+to a decode pool, ``disaggregated``) plugs in as a :class:`Fleet`: arrivals go to its
+``arrival_instances``; after each step end the loop calls :meth:`Fleet.after_step`;
+the fleet pushes events of its own kinds (:data:`TRANSFER_END`, a KV transfer that
+landed) into the same heap and the loop hands them to :meth:`Fleet.on_event`; and
+:meth:`Fleet.next_input_s` bounds each instance's decode rounds in a row by the next
+time a request may join it from another instance.
 
 Introduced in ch-serving-engines.
 """
@@ -35,6 +41,47 @@ from infer_lib.serving.router import Router
 
 ARRIVAL = "arrival"
 STEP_END = "step end"
+TRANSFER_END = "transfer end"
+
+
+class Fleet:
+    """What instances that pass requests to one another add to the loop; this base adds nothing.
+
+    ``arrival_instances`` are the instances arrivals are routed to (None: all of them).
+    The hooks receive ``to_start``, the instances the loop will start a step on at this
+    time: append an idle instance (``not instance.busy``) that now has work, once.
+    Introduced in ch-disaggregation.
+    """
+
+    arrival_instances: Sequence[Instance] | None = None
+
+    def attach(self, loop: EventLoop) -> None:
+        """The loop that will run this fleet (for :attr:`EventLoop.queue`)."""
+
+    def after_step(self, instance: Instance, time_s: float, to_start: list[Instance]) -> None:
+        """``instance``'s step ended at ``time_s`` and its results are applied."""
+
+    def on_event(self, kind: str, payload: object, time_s: float, to_start: list[Instance]) -> None:
+        """An event of the fleet's own ``kind`` happens at ``time_s``."""
+        raise RuntimeError(f"unknown event kind {kind!r}; this is a bug in the simulator.")
+
+    def start_order(self, instance: Instance) -> int:
+        """Instances start in increasing order of this key at one time (so later ones see the earlier ends)."""
+        return 0
+
+    def next_input_s(self, instance: Instance, now_s: float, next_arrival_s: float) -> float:
+        """The earliest time a request may join ``instance``, which forms a step at ``now_s``."""
+        return next_arrival_s
+
+    def step_started(self, instance: Instance, end_s: float) -> None:
+        """``instance`` formed a step that ends at ``end_s``."""
+
+    def num_finished_requests(self) -> int:
+        """Requests that produced their last token (for the progress bar)."""
+        return 0
+
+    def check_all_finished(self) -> None:
+        """Raise if work the fleet holds outside the instances is left once the loop ends."""
 
 
 class EventQueue:
@@ -74,7 +121,8 @@ class EventLoop:
     Introduced in ch-serving-engines.
     """
 
-    def __init__(self, instances: Sequence[Instance], router: Router, *, progress: bool = False):
+    def __init__(self, instances: Sequence[Instance], router: Router, *, progress: bool = False,
+                 fleet: Fleet | None = None):
         instances = list(instances)
         if not instances:
             raise ValueError("instances is empty; give at least one Instance.")
@@ -88,8 +136,13 @@ class EventLoop:
             raise ValueError("an Instance appears twice in instances; make one Instance per replica.")
         if not isinstance(router, Router):
             raise TypeError(f"router must be a Router (e.g. RoundRobin()), got {type(router).__name__}.")
+        if fleet is not None and not isinstance(fleet, Fleet):
+            raise TypeError(f"fleet must be a Fleet, got {type(fleet).__name__}.")
         self.instances = instances
         self.router = router
+        self.fleet = fleet
+        self.arrival_instances = instances if fleet is None or fleet.arrival_instances is None \
+            else list(fleet.arrival_instances)
         self.progress = progress
         self.queue = EventQueue()
         self.routes: dict[Hashable, int] = {}
@@ -110,7 +163,10 @@ class EventLoop:
                                  f"request {earlier.request_id}; sort it by arrived_at_s.")
         for instance in self.instances:
             instance.check_fits(trace)
-        self.router.start(len(self.instances))
+        self.router.start(len(self.arrival_instances))
+        fleet = self.fleet
+        if fleet is not None:
+            fleet.attach(self)
         self._trace, self._next_index = trace, 0
         self._next_arrival_s = trace[0].arrived_at_s if trace else math.inf
         queue, instances = self.queue, self.instances
@@ -120,12 +176,18 @@ class EventLoop:
         while True:
             if heap and heap[0][0] <= self._next_arrival_s:
                 time_s, _seq, kind, instance = heapq.heappop(heap)
-                if kind != STEP_END:
+                if kind == STEP_END:
+                    instance.finish_step(time_s)
+                    to_start.append(instance)
+                    if fleet is not None:
+                        fleet.after_step(instance, time_s, to_start)
+                elif fleet is not None:
+                    fleet.on_event(kind, instance, time_s, to_start)
+                else:
                     raise RuntimeError(f"unknown event kind {kind!r}; this is a bug in the simulator.")
-                instance.finish_step(time_s)
                 if bar.enabled:
-                    bar.update(sum(each.num_finished_requests for each in instances))
-                to_start.append(instance)
+                    bar.update(fleet.num_finished_requests() if fleet is not None
+                               else sum(each.num_finished_requests for each in instances))
                 if self._next_arrival_s <= time_s:
                     self._route_arrivals_until(time_s, to_start)
             elif self._next_arrival_s < math.inf:
@@ -133,21 +195,37 @@ class EventLoop:
                 self._route_arrivals_until(time_s, to_start)
             else:
                 break
-            for instance in to_start:
-                # A request may join it next at the next arrival: the router may send that anywhere.
-                end_s = instance.start_step(time_s, self._next_arrival_s)
-                if end_s is not None:
-                    heapq.heappush(heap, (end_s, queue._seq, STEP_END, instance))
-                    queue._seq += 1
+            if fleet is None:
+                for instance in to_start:
+                    # A request may join it next at the next arrival: the router may send that anywhere.
+                    end_s = instance.start_step(time_s, self._next_arrival_s)
+                    if end_s is not None:
+                        heapq.heappush(heap, (end_s, queue._seq, STEP_END, instance))
+                        queue._seq += 1
+            else:
+                self._start_fleet_steps(time_s, to_start)
             to_start.clear()
         bar.close()
         for instance in instances:
             instance.check_all_finished()
+        if fleet is not None:
+            fleet.check_all_finished()
         return self.routes
+
+    def _start_fleet_steps(self, time_s: float, to_start: list[Instance]) -> None:
+        """Start a step on each instance of ``to_start``, in the fleet's order, bounded as the fleet says."""
+        fleet, queue = self.fleet, self.queue
+        if len(to_start) > 1:
+            to_start.sort(key=fleet.start_order)
+        for instance in to_start:
+            end_s = instance.start_step(time_s, fleet.next_input_s(instance, time_s, self._next_arrival_s))
+            if end_s is not None:
+                queue.push(end_s, STEP_END, instance)
+                fleet.step_started(instance, end_s)
 
     def _route_arrivals_until(self, time_s: float, to_start: list[Instance]) -> None:
         """Route every request that arrived by ``time_s``; note the idle instances that received one."""
-        trace, instances, router, routes = self._trace, self.instances, self.router, self.routes
+        trace, instances, router, routes = self._trace, self.arrival_instances, self.router, self.routes
         index = self._next_index
         while self._next_arrival_s <= time_s:
             request = trace[index]
@@ -165,7 +243,8 @@ class EventLoop:
 
     def _checked_index(self, chosen: object, request: Request) -> int:
         """The router's choice as an index into the instances, or a ValueError that says what was wrong."""
-        if not isinstance(chosen, Integral) or isinstance(chosen, bool) or not 0 <= chosen < len(self.instances):
+        count = len(self.arrival_instances)
+        if not isinstance(chosen, Integral) or isinstance(chosen, bool) or not 0 <= chosen < count:
             raise ValueError(f"{self.router!r} chose instance {chosen!r} for request {request.request_id}; "
-                             f"choose returns an index in [0, {len(self.instances)}).")
+                             f"choose returns an index in [0, {count}).")
         return int(chosen)

@@ -6,13 +6,15 @@ what held at that time (:meth:`~infer_lib.serving.instance.Instance.num_unfinish
 an instance running decode rounds in a row may already have applied a round that
 ends later.
 
-Two policies:
+Three policies:
 
 - :class:`RoundRobin`: the instances in turn, whatever their load;
-- :class:`LeastLoaded`: the instance with the fewest requests waiting or running.
+- :class:`LeastLoaded`: the instance with the fewest requests waiting or running;
+- :class:`LeastOutstandingTokens`: the instance with the fewest tokens (prompt plus
+  output) still to serve among the requests it was sent.
 
 A new policy is a small subclass that defines :meth:`Router.choose`.
-Introduced in ch-serving-engines.
+Introduced in ch-serving-engines; :class:`LeastOutstandingTokens` in ch-disaggregation.
 """
 
 from __future__ import annotations
@@ -82,4 +84,50 @@ class LeastLoaded(Router):
             load = instances[index].num_unfinished_requests_at(now_s)
             if load < best_load:
                 best_index, best_load = index, load
+        return best_index
+
+
+class LeastOutstandingTokens(Router):
+    """The instance with the fewest outstanding tokens; ties go to the lowest index.
+
+    An instance's outstanding tokens are the prompt plus output tokens of the requests
+    this router sent it that have not finished by the time of the choice: a long
+    prompt weighs more than a short one, unlike :class:`LeastLoaded`. It counts only
+    its own choices, so use one router per pool. Introduced in ch-disaggregation.
+    """
+
+    name = "LeastOutstandingTokens"
+
+    def __init__(self) -> None:
+        self.start(0)
+
+    def start(self, num_instances: int) -> None:
+        """No tokens sent anywhere yet."""
+        self._sent_tokens = [0] * num_instances
+        self._tokens_by_id: list[dict] = [{} for _ in range(num_instances)]
+        self._finished_tokens = [[0] for _ in range(num_instances)]  # cumulative, in finish order
+
+    def outstanding_tokens(self, index: int, instance: Instance, now_s: float) -> int:
+        """Tokens of the requests sent to instance ``index`` that have not finished by ``now_s``."""
+        finished = instance.scheduler.finished  # in order of finish time
+        cumulative, sizes = self._finished_tokens[index], self._tokens_by_id[index]
+        for request in finished[len(cumulative) - 1:]:
+            cumulative.append(cumulative[-1] + sizes.get(request.request_id, 0))
+        count = len(finished)
+        while count and finished[count - 1].finished_at_s > now_s:
+            count -= 1
+        return self._sent_tokens[index] - cumulative[count]
+
+    def choose(self, request: Request, instances: Sequence[Instance], now_s: float) -> int:
+        """Index of the instance with the fewest outstanding tokens."""
+        if len(self._sent_tokens) != len(instances):
+            self.start(len(instances))
+        best_index, best_tokens = 0, None
+        for index, instance in enumerate(instances):
+            tokens = self.outstanding_tokens(index, instance, now_s)
+            if best_tokens is None or tokens < best_tokens:
+                best_index, best_tokens = index, tokens
+        size = request.num_prefill_tokens + request.num_decode_tokens
+        self._sent_tokens[best_index] += size
+        self._tokens_by_id[best_index][request.request_id] = size
         return best_index
