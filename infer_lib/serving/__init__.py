@@ -21,6 +21,7 @@ Modules, each one concept:
 - ``metrics``       -- TTFT, TPOT, TBT, throughput, goodput, KV waste
 - ``frontier``      -- interactivity vs throughput points, Pareto frontier, SLO line
 - ``analysis``      -- a run's step log read back: batch slots per step, a request's token times
+- ``speculation``   -- speculative decoding in a step: draft and verify on the roofline, lookahead slots, cut-off
 
 Introduced in ch-batching and ch-serving-engines; disaggregation in ch-disaggregation.
 """
@@ -28,7 +29,7 @@ Introduced in ch-batching and ch-serving-engines; disaggregation in ch-disaggreg
 from infer_lib.serving.analysis import batch_slot_occupancy, token_times_s
 from infer_lib.serving.azure_trace import azure_trace_path, load_azure_trace
 from infer_lib.serving.block_manager import DEFAULT_BLOCK_SIZE, AllocStatus, BlockManager, block_hashes, num_kv_blocks
-from infer_lib.serving.config import CacheConfig, SchedulerConfig
+from infer_lib.serving.config import CacheConfig, SchedulerConfig, SpeculationConfig
 from infer_lib.serving.cost_model import StepCostModel
 from infer_lib.serving.disaggregated import DisaggregatedResult, Transfer, handoff_time_s, simulate_disaggregated
 from infer_lib.serving.engine import EventQueue, MultiInstanceResult, SimulationResult, simulate, simulate_instances
@@ -61,5 +62,6 @@ __all__ = [
     "save_trace_csv", "simulate", "sweep", "token_times_s", "uniform_lengths", "workload_requests",
     "Instance", "LeastLoaded", "MultiInstanceResult", "RoundRobin", "Router", "simulate_instances",
     "azure_trace_path", "load_azure_trace",
+    "SpeculationConfig",
     "DisaggregatedResult", "LeastOutstandingTokens", "Transfer", "handoff_time_s", "simulate_disaggregated",
 ]

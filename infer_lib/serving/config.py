@@ -2,8 +2,10 @@
 
 ``SchedulerConfig`` says how steps are formed (batching mode, limits, policies,
 preemption); ``CacheConfig`` says how the KV cache is laid out (paged blocks or
-worst-case reservations, block size, prefix caching, memory share, swap link).
-Introduced in ch-serving-engines.
+worst-case reservations, block size, prefix caching, memory share, swap link);
+``SpeculationConfig`` turns on speculative decoding (``speculation`` says how a
+step with it is timed and counted). Introduced in ch-serving-engines;
+``SpeculationConfig`` in ch-speculative-decoding.
 """
 
 from __future__ import annotations
@@ -11,7 +13,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from infer_lib.checks import require_choice, require_positive_int, require_positive_number
+from infer_lib.checks import (
+    require_choice,
+    require_non_negative_int,
+    require_positive_int,
+    require_positive_number,
+)
+from infer_lib.models import ModelConfig
 from infer_lib.serving.block_manager import DEFAULT_BLOCK_SIZE
 from infer_lib.serving.policies import FCFS, DecodeFirst, QueuePolicy, StepPriority
 
@@ -124,3 +132,42 @@ class CacheConfig:
                 raise ValueError("swap_bytes_per_s must be finite.")
         if self.enable_prefix_caching and self.kv_allocation != "paged":
             raise ValueError("prefix caching shares blocks: it needs kv_allocation='paged'.")
+
+
+@dataclass(frozen=True)
+class SpeculationConfig:
+    """Serve with speculative decoding: a draft proposes ``gamma`` tokens per sequence, the target verifies them.
+
+    - ``draft_model``: a :class:`~infer_lib.models.ModelConfig` with the target's vocabulary;
+      ``infer_lib.speculative_cost.early_exit_draft(model, n)`` for self-speculation by
+      early exit (n = 1 has the weight bytes of an EAGLE-style head).
+    - ``gamma``: draft tokens per sequence per step (vLLM's ``num_speculative_tokens``), >= 1.
+    - ``alpha``: the probability that a draft token is accepted, in [0, 1]; a sequence
+      gains ``expected_tokens_per_step(alpha, gamma)`` tokens per step on average.
+    - ``max_batch_size``: speculate only while at most this many sequences decode; a
+      larger batch decodes plainly. None: always speculate; 0: never. vLLM's
+      ``speculative_disable_by_batch_size`` (pull request 4592) is this policy;
+      ``speculation.roofline_max_batch_size`` picks it from the roofline.
+
+    Introduced in ch-speculative-decoding.
+    """
+
+    draft_model: ModelConfig
+    gamma: int
+    alpha: float
+    max_batch_size: int | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.draft_model, ModelConfig):
+            raise TypeError(f"draft_model must be an infer_lib.models.ModelConfig (get_model(...) or "
+                            f"early_exit_draft(...)), got {type(self.draft_model).__name__}.")
+        require_positive_int("gamma", self.gamma)
+        if isinstance(self.alpha, bool) or not isinstance(self.alpha, (int, float)) or not 0 <= self.alpha <= 1:
+            raise ValueError(f"alpha is the probability that a draft token is accepted, a number in [0, 1]; "
+                             f"got {self.alpha!r}.")
+        if self.max_batch_size is not None:
+            require_non_negative_int("max_batch_size", self.max_batch_size)
+
+    def speculates_at(self, num_decoding: int) -> bool:
+        """True if a step with ``num_decoding`` decoding sequences speculates under ``max_batch_size``."""
+        return self.max_batch_size is None or num_decoding <= self.max_batch_size

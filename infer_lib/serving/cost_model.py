@@ -253,6 +253,22 @@ class StepCostModel:
             return 0.0
         return self.roofline_time_s(flops, num_bytes, num_tokens)
 
+    def verify_step_time_s(self, num_new_tokens: int, cached_tokens: Iterable[int]) -> float:
+        """Seconds of a speculative verify pass: each sequence adds ``num_new_tokens`` (gamma + 1)
+        after its ``cached_tokens``, with logits at every one of them (0 for no sequence).
+
+        A step of prefill chunks that each sample at every position; equal to
+        ``infer_lib.speculative_cost.verify_step`` when all caches are equal (one chip, no
+        overhead). Introduced in ch-speculative-decoding.
+        """
+        s = require_positive_int("num_new_tokens", num_new_tokens)
+        chunks = [(s, cached, True) for cached in cached_tokens]
+        flops, num_bytes, num_tokens = self.step_flops_and_bytes(chunks=chunks)
+        if num_tokens == 0:
+            return 0.0
+        flops += len(chunks) * (s - 1) * self.lm_head_flops_per_sample  # logits at the other s - 1 positions
+        return self.roofline_time_s(flops, num_bytes, num_tokens)
+
     def batch_time_s(self, batch: Iterable[tuple[int, int, bool]]) -> float:
         """Seconds of a step given request by request as (new tokens, cached tokens, samples a token).
 

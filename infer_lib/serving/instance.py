@@ -33,12 +33,13 @@ from infer_lib.accounting import kv_bytes_per_token
 from infer_lib.hardware import Chip
 from infer_lib.models import ModelConfig
 from infer_lib.serving.block_manager import BlockManager, num_kv_blocks
-from infer_lib.serving.config import CacheConfig, SchedulerConfig
+from infer_lib.serving.config import CacheConfig, SchedulerConfig, SpeculationConfig
 from infer_lib.serving.cost_model import StepCostModel
 from infer_lib.serving.metrics import SLO, RequestRecord, StepLog, StepRecord, Summary, summarize
 from infer_lib.serving.request import Request
 from infer_lib.serving.reservation import ContiguousReservation
 from infer_lib.serving.scheduler import Scheduler, SchedulerOutput
+from infer_lib.serving.speculation import Speculator
 
 
 @dataclass(frozen=True)
@@ -74,7 +75,7 @@ class Instance:
                  cache: CacheConfig | None = None, *, tensor_parallel_size: int = 1, step_overhead_s: float = 0.0,
                  bytes_per_param: float = 2.0, bytes_per_kv_value: float = 2.0, dtype: str = "bf16",
                  record_steps: bool = False, record_events: bool = False, fast_forward: bool = True,
-                 name: str = "instance"):
+                 speculation: SpeculationConfig | None = None, name: str = "instance"):
         scheduler = SchedulerConfig() if scheduler is None else scheduler
         cache = CacheConfig() if cache is None else cache
         self.name = name
@@ -83,7 +84,12 @@ class Instance:
         self.cost = StepCostModel(model, chip, tensor_parallel_size=tensor_parallel_size,
                                   bytes_per_param=bytes_per_param, bytes_per_kv_value=bytes_per_kv_value,
                                   dtype=dtype, step_overhead_s=step_overhead_s)
-        self.num_gpu_blocks = cache.num_gpu_blocks or num_kv_blocks(
+        # Speculative decoding (speculation.py): a draft's weights and KV share the memory; no fast-forward.
+        self.speculator = None if speculation is None else Speculator(
+            speculation, self.cost, cache, bytes_per_param=bytes_per_param, bytes_per_kv_value=bytes_per_kv_value,
+            dtype=dtype)
+        blocks_that_fit = num_kv_blocks if self.speculator is None else self.speculator.num_kv_blocks
+        self.num_gpu_blocks = cache.num_gpu_blocks or blocks_that_fit(
             model, chip, cache.block_size, tensor_parallel_size=tensor_parallel_size,
             gpu_memory_utilization=cache.gpu_memory_utilization, bytes_per_param=bytes_per_param,
             bytes_per_kv_value=bytes_per_kv_value)
@@ -102,7 +108,7 @@ class Instance:
                                    kv_bytes_per_token=kv_bytes_per_token(model, bytes_per_kv_value),
                                    max_model_len=self.max_model_len, log=self.log)
         self.record_steps = record_steps
-        self.fast_forward = fast_forward
+        self.fast_forward = fast_forward and self.speculator is None
         self.num_requests_added = 0
         self._static = scheduler.batching == "static"
         self._swap_s_per_byte = 1.0 / cache.swap_bytes_per_s if cache.swap_bytes_per_s else 0.0
@@ -197,6 +203,8 @@ class Instance:
         else:
             duration_s = cost.decode_step_time_s(out.num_decodes, out.context_tokens_sum,
                                                  out.window_context_tokens_sum)
+        if self.speculator is not None:
+            duration_s = self.speculator.step_time_s(sched, out, duration_s)
         duration_s += out.swap_bytes * self._swap_s_per_byte
         self.log.step(duration_s, sched.kv_usage_slots(out))
         if self.record_steps:

@@ -52,12 +52,13 @@ class SchedulerOutput:
     token, their number and the sums of their cached tokens (all layers; and the part
     a sliding layer reads) being ``num_decodes``, ``context_tokens_sum`` and
     ``window_context_tokens_sum``; ``swap_bytes``: KV bytes copied to or from host
-    memory; ``num_preempted``: requests preempted while forming the step.
-    Introduced in ch-serving-engines.
+    memory; ``num_preempted``: requests preempted while forming the step;
+    ``num_decode_rounds``: decode rounds the step completes, 1 unless a speculative step
+    gains more tokens per sequence (``speculation``). Introduced in ch-serving-engines.
     """
 
     __slots__ = ("chunks", "runs_decodes", "num_decodes", "context_tokens_sum", "window_context_tokens_sum",
-                 "swap_bytes", "num_preempted")
+                 "swap_bytes", "num_preempted", "num_decode_rounds")
 
     def __init__(self) -> None:
         self.chunks: list[tuple[Request, int, int, bool]] = []
@@ -65,6 +66,7 @@ class SchedulerOutput:
         self.num_decodes = self.context_tokens_sum = self.window_context_tokens_sum = 0
         self.swap_bytes = 0.0
         self.num_preempted = 0
+        self.num_decode_rounds = 1
 
     @property
     def num_prefill_tokens(self) -> int:
@@ -328,10 +330,16 @@ class Scheduler:
     def update_from_output(self, out: SchedulerOutput, end_s: float) -> None:
         """Apply the results of the step formed by :meth:`schedule`, which ended at ``end_s``."""
         if out.runs_decodes:
-            k = self.decode_rounds.round
-            self.decode_rounds.complete_round(end_s)
-            for request in self.decode_rounds.last_tokens(k):
-                self._finish(request, end_s)
+            decoding = self.decode_rounds
+            for index in range(out.num_decode_rounds):  # rounds after the first: tokens accepted together
+                if index:
+                    decoding.pass_windows()
+                    if not decoding.num_decoding:
+                        break
+                k = decoding.round
+                decoding.complete_round(end_s)
+                for request in decoding.last_tokens(k):
+                    self._finish(request, end_s)
         for request, num_new, cached, _samples in out.chunks:
             self._account_chunk(request, num_new, cached)
             request.num_computed_tokens = cached + num_new
