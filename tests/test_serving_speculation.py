@@ -20,6 +20,7 @@ from infer_lib.serving.speculation import (
     roofline_max_batch_size,
     speculative_num_kv_blocks,
     speedup_by_batch_size,
+    tpot_by_request_rate,
 )
 from infer_lib.speculative_cost import early_exit_draft, speculative_step
 
@@ -219,3 +220,16 @@ def test_bad_settings_name_the_field():
                  speculation=SpeculationConfig(DRAFT, gamma=3, alpha=0.5))
     with pytest.raises(TypeError, match="SpeculationConfig"):
         Speculator({"gamma": 3}, Instance(MODEL, CHIP).cost, CacheConfig())
+
+
+def test_tpot_by_request_rate_shows_where_the_cutoff_helps():
+    # 300 requests of 128 + 128 tokens, seed 1; the cut-off from the roofline (91 sequences).
+    curve = tpot_by_request_rate(MODEL, DRAFT, CHIP, alpha=0.6, gamma=6, request_rates_per_s=[20.0, 300.0],
+                                 num_requests=300, seed=1)
+    assert curve.max_batch_size == CUTOFF
+    low, high = 0, 1
+    assert curve.median_running[low] < CUTOFF < curve.median_running[high]  # about 12 and 133 running
+    assert curve.speculative_tpot_s[low] < 0.75 * curve.plain_tpot_s[low]
+    assert curve.speculative_tpot_s[high] > 1.2 * curve.plain_tpot_s[high]
+    assert curve.cut_off_tpot_s[low] == curve.speculative_tpot_s[low]
+    assert curve.cut_off_tpot_s[high] < 1.03 * curve.plain_tpot_s[high]

@@ -1,4 +1,4 @@
-"""Speculative decoding in the serving simulator: how a step with it is timed, how many tokens it gains, what memory it holds.
+"""Speculative decoding in the serving simulator: a step's time, the tokens it gains, the memory it holds.
 
 An instance given a :class:`~infer_lib.serving.config.SpeculationConfig` (draft model,
 gamma, alpha, ``max_batch_size``) serves as follows.
@@ -12,7 +12,8 @@ gamma, alpha, ``max_batch_size``) serves as follows.
 - **What a speculative step costs.** The gamma draft passes, pass i a decode step of the
   draft at batch B after c + i cached tokens per sequence, then one verify pass of the
   target over gamma + 1 tokens per sequence on top of its c cached ones, with logits at
-  every position: B(gamma + 1) tokens (:meth:`StepCostModel.verify_step_time_s`). All
+  every position: B(gamma + 1) tokens
+  (:meth:`~infer_lib.serving.cost_model.StepCostModel.verify_step_time_s`). All
   on the roofline, one pass after another, each with the instance's ``step_overhead_s``
   and tensor-parallel all-reduces; with equal caches, one chip and no overhead it is
   ``infer_lib.speculative_cost.speculative_step(...).time_s``.
@@ -42,7 +43,10 @@ gamma, alpha, ``max_batch_size``) serves as follows.
 
 :func:`speedup_by_batch_size` runs the simulator over a closed batch of B equal
 requests at each B, with and without speculation, and returns the median TPOTs and
-their ratio beside the roofline's :func:`~infer_lib.speculative_cost.speculative_speedup`.
+their ratio beside the roofline's :func:`~infer_lib.speculative_cost.speculative_speedup`;
+:func:`tpot_by_request_rate` serves Poisson traffic at each rate without speculation,
+with it always on, and with the cut-off, and returns the median TPOTs and the median
+running batch.
 
 Introduced in ch-speculative-decoding.
 """
@@ -152,7 +156,8 @@ class Speculator:
                                          bytes_per_param=bytes_per_param, bytes_per_kv_value=bytes_per_kv_value)
 
     def tokens_of_step(self, index: int) -> int:
-        """Tokens each sequence gains in speculative step ``index`` (0, 1, ...): floor((index + 1) tau) - floor(index tau)."""
+        """Tokens each sequence gains in speculative step ``index`` (0, 1, ...):
+        floor((index + 1) tau) - floor(index tau)."""
         tau = self.tokens_per_step
         return _whole_tokens((index + 1) * tau) - _whole_tokens(index * tau)
 
@@ -260,3 +265,55 @@ def speedup_by_batch_size(model: ModelConfig, draft_model: ModelConfig, chip: Ch
     plain_array, speculative_array = np.array(plain), np.array(speculative)
     return SpeedupCurve(batch_sizes=np.array(sizes), plain_tpot_s=plain_array, speculative_tpot_s=speculative_array,
                         simulated_speedup=plain_array / speculative_array, roofline_speedup=np.array(roofline))
+
+
+@dataclass(frozen=True)
+class LoadCurve:
+    """Median TPOT by request rate: without speculation, with it always on, and with the batch-size cut-off.
+
+    Arrays by ``request_rates_per_s`` (seconds per token); ``median_running`` is the median
+    number of running requests over the steps of the run without speculation;
+    ``max_batch_size`` is the cut-off used. Introduced in ch-speculative-decoding.
+    """
+
+    request_rates_per_s: np.ndarray
+    median_running: np.ndarray
+    plain_tpot_s: np.ndarray
+    speculative_tpot_s: np.ndarray
+    cut_off_tpot_s: np.ndarray
+    max_batch_size: int | None
+
+
+def tpot_by_request_rate(model: ModelConfig, draft_model: ModelConfig, chip: Chip, *, alpha: float, gamma: int,
+                         request_rates_per_s: Sequence[float], num_requests: int = 300, prompt_tokens: int = 128,
+                         output_tokens: int = 128, max_batch_size: int | None = None, seed: int = 0,
+                         scheduler: SchedulerConfig | None = None) -> LoadCurve:
+    """Serve ``num_requests`` Poisson arrivals at each rate three ways: plain, speculating always, with the cut-off.
+
+    ``max_batch_size`` None takes :func:`roofline_max_batch_size` at the middle of a
+    request's decode (prompt + half the output). The same requests (``seed``) at every
+    setting of a rate. Introduced in ch-speculative-decoding.
+    """
+    from infer_lib.serving.engine import simulate
+    from infer_lib.serving.workload import make_requests
+
+    rates = [require_positive_number(f"request_rates_per_s[{index}]", rate)
+             for index, rate in enumerate(request_rates_per_s)]
+    if not rates:
+        raise ValueError("request_rates_per_s is empty; give at least one rate.")
+    if max_batch_size is None:
+        max_batch_size = roofline_max_batch_size(model, draft_model, chip, prompt_tokens + output_tokens // 2,
+                                                 alpha, gamma)
+    always = SpeculationConfig(draft_model=draft_model, gamma=gamma, alpha=alpha)
+    cut_off = SpeculationConfig(draft_model=draft_model, gamma=gamma, alpha=alpha, max_batch_size=max_batch_size)
+    running, plain, speculative, limited = [], [], [], []
+    for rate in rates:
+        requests = make_requests(num_requests, rate, prompt_tokens, output_tokens, seed=seed)
+        plain_run = simulate(requests, model, chip, scheduler, record_steps=True)
+        running.append(float(np.median([step.num_running for step in plain_run.steps])))
+        plain.append(plain_run.summary.tpot_s.p50)
+        speculative.append(simulate(requests, model, chip, scheduler, speculation=always).summary.tpot_s.p50)
+        limited.append(simulate(requests, model, chip, scheduler, speculation=cut_off).summary.tpot_s.p50)
+    return LoadCurve(request_rates_per_s=np.array(rates), median_running=np.array(running),
+                     plain_tpot_s=np.array(plain), speculative_tpot_s=np.array(speculative),
+                     cut_off_tpot_s=np.array(limited), max_batch_size=max_batch_size)
