@@ -23,6 +23,7 @@ Each module holds one concept and is readable top to bottom:
 - ``sampling``      -- greedy and temperature sampling
 - ``speculative``   -- speculative decoding: exact, greedy and lenient verification of a draft; the speedup and gamma
 - ``speculative_cost`` -- speculative decoding under load: a step's roofline cost, the speedup by batch, the cutoff
+- ``drafters``      -- speculative decoding run on the numpy model: early-exit and trained drafters, the loop, alpha
 - ``timing``        -- TTFT and TPOT measured on the reader's machine
 - ``serving``       -- a discrete-event simulator of a serving engine, one concept per module:
   ``workload``, ``trace_csv``, ``azure_trace`` (the Azure traces 2023, shipped), ``request``,

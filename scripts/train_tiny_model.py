@@ -166,21 +166,20 @@ def to_numpy_model(torch_model: TorchTransformer, config: TransformerConfig) -> 
     return Transformer(config, weights)
 
 
-def main() -> None:
-    """Train, save, and check the tiny model.
+def corpus_documents() -> tuple[list[str], Tokenizer, torch.Tensor, torch.Tensor]:
+    """The corpus lines, their tokenizer, and the training inputs and targets (right-padded, -100 = padding).
+
+    Every corpus line is one document with <eos> appended; row r of inputs is
+    document r without its last token, row r of targets the same shifted by one.
 
     Introduced in ch-prefill-decode.
     """
-    torch.manual_seed(SEED)
-    # One thread: at this size a second one gains little and fights other work on the machine.
-    torch.set_num_threads(1)
     lines = [line for line in (DATA_DIR / "corpus.txt").read_text(encoding="utf-8").splitlines() if line.strip()]
     tokenizer = Tokenizer.from_corpus(lines)
     documents = [tokenizer.encode(line) + [tokenizer.eos_id] for line in lines]
-    config = TransformerConfig(vocab_size=tokenizer.vocab_size, **MODEL_SIZES)
     longest = max(len(document) for document in documents)
-    if longest > config.max_seq_len:
-        raise ValueError(f"corpus line of {longest} tokens exceeds max_seq_len {config.max_seq_len}.")
+    if longest > MODEL_SIZES["max_seq_len"]:
+        raise ValueError(f"corpus line of {longest} tokens exceeds max_seq_len {MODEL_SIZES['max_seq_len']}.")
 
     # Right-pad every document; padded targets are -100 so the loss skips them.
     inputs = torch.zeros((len(documents), longest - 1), dtype=torch.long)
@@ -188,25 +187,37 @@ def main() -> None:
     for row, document in enumerate(documents):
         inputs[row, : len(document) - 1] = torch.tensor(document[:-1])
         targets[row, : len(document) - 1] = torch.tensor(document[1:])
+    return lines, tokenizer, inputs, targets
 
+
+def train(
+    config: TransformerConfig, inputs: torch.Tensor, targets: torch.Tensor, num_steps: int = NUM_STEPS
+) -> TorchTransformer:
+    """Train a TorchTransformer of ``config`` on the documents with AdamW, warmup then cosine decay, seeded.
+
+    Introduced in ch-prefill-decode.
+    """
+    torch.manual_seed(SEED)
+    # One thread: at this size a second one gains little and fights other work on the machine.
+    torch.set_num_threads(1)
     model = TorchTransformer(config)
     optimizer = torch.optim.AdamW(model.parameters(), lr=PEAK_LEARNING_RATE, weight_decay=0.0)
 
     def learning_rate_scale(step: int) -> float:
         if step < NUM_WARMUP_STEPS:
             return (step + 1) / NUM_WARMUP_STEPS
-        progress = (step - NUM_WARMUP_STEPS) / (NUM_STEPS - NUM_WARMUP_STEPS)
+        progress = (step - NUM_WARMUP_STEPS) / (num_steps - NUM_WARMUP_STEPS)
         return 0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * progress))
 
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, learning_rate_scale)
     start_s = time.perf_counter()
     generator = torch.Generator().manual_seed(SEED)
-    order = torch.randperm(len(documents), generator=generator)
+    order = torch.randperm(len(inputs), generator=generator)
     first = 0
-    for step in range(NUM_STEPS):
+    for step in range(num_steps):
         # Walk through shuffled documents, reshuffling after each pass.
-        if first + BATCH_SIZE > len(documents):
-            order = torch.randperm(len(documents), generator=generator)
+        if first + BATCH_SIZE > len(inputs):
+            order = torch.randperm(len(inputs), generator=generator)
             first = 0
         rows = order[first : first + BATCH_SIZE]
         first += BATCH_SIZE
@@ -216,8 +227,19 @@ def main() -> None:
         loss.backward()
         optimizer.step()
         scheduler.step()
-        if step % 250 == 0 or step == NUM_STEPS - 1:
+        if step % 250 == 0 or step == num_steps - 1:
             print(f"step {step:5d}  loss {loss.item():.4f}  elapsed {time.perf_counter() - start_s:.0f} s", flush=True)
+    return model
+
+
+def main() -> None:
+    """Train, save, and check the tiny model.
+
+    Introduced in ch-prefill-decode.
+    """
+    lines, tokenizer, inputs, targets = corpus_documents()
+    config = TransformerConfig(vocab_size=tokenizer.vocab_size, **MODEL_SIZES)
+    model = train(config, inputs, targets)
 
     numpy_model = to_numpy_model(model, config)
     tokenizer.save(str(DATA_DIR / "vocab.json"))
