@@ -13,6 +13,7 @@ in the module of its concept:
 - ``model_internals`` -- next-token candidates, attention weights, parameters by part
 - ``curves``          -- lines against x, bars, CDFs, throughput-interactivity trade-offs and frontiers
 - ``disaggregation``  -- the two pools as a factory line, KV transfer times by link, traces by length, win/lose maps
+- ``speculative``     -- a draft/verify step as a schematic, speedup against draft length, batch and tokens per step
 
 ``infer_lib.plots`` and ``infer_lib.plots_serving`` still offer every name they had,
 for the notebooks written before this package.
@@ -26,9 +27,10 @@ from infer_lib.plotting import (
     model_internals,
     roofline,
     schematics,
+    speculative,
     style,
     timelines,
 )
 
-__all__ = ["curves", "disaggregation", "grids", "memory", "model_internals", "roofline", "schematics", "style",
-           "timelines"]
+__all__ = ["curves", "disaggregation", "grids", "memory", "model_internals", "roofline", "schematics",
+           "speculative", "style", "timelines"]
