@@ -83,7 +83,8 @@ def draw_transfer_times(ax: Axes, times_s: dict[str, float], *, references_s: di
     ax.set_xscale("log")
     for position, value in zip(positions, values):
         text = f"{value * 1e3:.0f} ms" if value < 1 else f"{value:.2f} s"
-        ax.text(value * 1.08, position, text, va="center", ha="left", fontsize=10)
+        ax.text(value * 1.08, position, text, va="center", ha="left", fontsize=10, zorder=4,
+                bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.5, "alpha": 0.85})
     for index, (label, value) in enumerate((references_s or {}).items()):
         color = LINE_COLORS[1 + index % (len(LINE_COLORS) - 1)]
         ax.axvline(value, color=color, linestyle="--", linewidth=1.6, label=label)
@@ -150,7 +151,8 @@ def draw_win_lose_map(ax: Axes, x_values: Sequence[float], y_values: Sequence[fl
 
     A ratio is the split fleet's goodput over the colocated fleet's on the same GPUs:
     blue above 1 (splitting wins), vermillion below (it loses), white at 1, on a log
-    colour scale clipped to ``ratio_limits``; each cell prints its ratio. ``points``
+    colour scale clipped to ``ratio_limits``; each cell prints its ratio ("∞" where only
+    the split fleet meets the SLO at all, "–" for NaN: neither does). ``points``
     marks named workloads (for example a trace's median prompt:output ratio) at (x, y).
     Introduced in ch-disaggregation.
     """
@@ -161,13 +163,14 @@ def draw_win_lose_map(ax: Axes, x_values: Sequence[float], y_values: Sequence[fl
     low, high = ratio_limits
     if not 0 < low < 1 < high:
         raise ValueError(f"ratio_limits must be (low, high) with 0 < low < 1 < high, got {ratio_limits}.")
-    shown = np.log2(np.clip(np.nan_to_num(ratios, nan=1.0), low, high))
+    shown = np.log2(np.clip(np.nan_to_num(ratios, nan=1.0, posinf=high), low, high))
     norm = TwoSlopeNorm(vcenter=0.0, vmin=np.log2(low), vmax=np.log2(high))
     ax.imshow(shown, cmap=WIN_LOSE_COLORMAP, norm=norm, origin="lower", aspect="auto",
               extent=(-0.5, len(x_values) - 0.5, -0.5, len(y_values) - 0.5))
     for row, column in np.ndindex(ratios.shape):
         value = ratios[row, column]
-        text = "–" if np.isnan(value) else (f"{value:.1f}×" if value < 9.95 else f"{value:.0f}×")
+        text = ("–" if np.isnan(value) else "∞" if np.isinf(value)
+                else f"{value:.1f}×" if value < 9.95 else f"{value:.0f}×")
         ax.text(column, row, text, ha="center", va="center", fontsize=10,
                 color="white" if abs(shown[row, column]) > 0.75 * np.log2(high) else "black")
     ax.set_xticks(range(len(x_values)), [f"{value:g}" for value in x_values])
