@@ -279,7 +279,8 @@ def _verify_section(verify: Callable[..., int], hidden: Any) -> dict[str, Any]:
     if hidden is None:
         hidden_cases = _shipped_hidden_verify(verify)
     else:
-        hidden_cases = build_cases(hidden, lambda build: build(verify))
+        # Drawn cases of each kind (distribution, q = p, a sure acceptance after sure rejections), in that order.
+        hidden_cases = [case for drawn in hidden for case in build_cases(drawn, lambda build: build(verify))]
     return {
         "visible": _visible_verify(verify),
         "hidden": hidden_cases,
@@ -369,7 +370,7 @@ def _pair(rng: random.Random) -> tuple[list[float], list[float]]:
     return p, q
 
 
-def draw_hidden(rng: random.Random) -> dict[str, Drawn]:
+def draw_hidden(rng: random.Random) -> dict[str, Drawn | tuple[Drawn, ...]]:
     """Hidden inputs drawn from an instructor's secret: distributions and candidates, models, chips, batches, alphas."""
 
     def distribution() -> Callable[[Callable[..., int]], dict[str, Any]]:
@@ -386,6 +387,10 @@ def draw_hidden(rng: random.Random) -> dict[str, Drawn]:
 
     def chain() -> Callable[[Callable[..., int]], dict[str, Any]]:
         p, q = _pair(rng)
+        for _ in range(50):  # a target with no mass on a token the draft can propose
+            if any(p[x] == 0.0 and q[x] > 0 for x in range(len(p))):
+                break
+            p, q = _pair(rng)
         seed = rng.randrange(2**31)
 
         def build(verify: Callable[..., int]) -> dict[str, Any]:
@@ -420,12 +425,21 @@ def draw_hidden(rng: random.Random) -> dict[str, Drawn]:
     def best() -> Case:
         return Case((round(rng.uniform(0.3, 0.97), 3), batch(), rng.randint(1, 12), *models(), *chip()), "drawn")
 
-    verify_cases = (*(distribution() for _ in range(12)), *(same() for _ in range(2)), *(chain() for _ in range(6)))
+    def longest_wins() -> Case:
+        """A small batch, a good and cheap draft and a short limit: the longest draft allowed is the best."""
+        target = rng.choice([8.03e9, 32.8e9, 70.6e9])
+        return Case((round(rng.uniform(0.85, 0.97), 3), rng.randint(1, 4), rng.randint(2, 5), target,
+                     target * rng.choice([0.005, 0.01, 0.02]), *chip()), "drawn: the longest draft allowed wins")
+
     return {
-        "multi_draft_verify": Drawn(verify_cases, 5),
+        "multi_draft_verify": (
+            Drawn(tuple(distribution() for _ in range(10)), 3),
+            Drawn(tuple(same() for _ in range(2)), 1),
+            Drawn(tuple(chain() for _ in range(6)), 1),
+        ),
         "speculative_step_time_s": Drawn(tuple(step() for _ in range(7)), 5),
         "speculative_tokens_per_s": Drawn(tuple(tokens() for _ in range(7)), 5),
-        "best_gamma_for_batch": Drawn(tuple(best() for _ in range(8)), 5),
+        "best_gamma_for_batch": Drawn((longest_wins(), longest_wins(), *(best() for _ in range(8))), 5),
     }
 
 
