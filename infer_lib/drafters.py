@@ -36,8 +36,8 @@ from infer_lib.speculative import estimate_alpha, greedy_verify, speculative_sam
 from infer_lib.tokenizer import Tokenizer
 from infer_lib.transformer import KVCache, Transformer, TransformerWeights, load_transformer
 
-# Prompts built from corpus words that are not the start of any corpus line:
-# the models never saw what follows them, so their continuations are their own.
+#: Prompts built from corpus words that start no corpus line: the models never
+#: saw what follows them, so their continuations are their own guesses.
 HELD_OUT_PROMPTS = (
     "Is mango a vegetable?",
     "What color is a mango?",
@@ -233,6 +233,11 @@ def speculative_generate(
     require_positive_int("max_new_tokens", max_new_tokens)
     if rng is not None and not isinstance(rng, np.random.Generator):
         raise TypeError(f"rng must be None (greedy) or a numpy.random.Generator, got {type(rng).__name__}.")
+    if rng is None and temperature != 1.0:
+        raise ValueError(
+            f"temperature = {temperature!r} applies only when sampling: pass rng=np.random.default_rng(seed), "
+            "or leave temperature at 1.0 for greedy decoding."
+        )
     room = min(target.config.max_seq_len, drafter.config.max_seq_len)
     if len(prompt) + max_new_tokens - 1 > room:
         raise ValueError(

@@ -177,6 +177,14 @@ def test_a_seeded_sampling_run_repeats_and_another_seed_differs(tiny64):
     assert any(run(seed).tokens != first.tokens for seed in (8, 9, 10))
 
 
+def test_sampling_with_the_target_as_drafter_accepts_every_draft_token(tiny64):
+    # p == q at every position, so min(1, p / q) = 1: a verifier that rejected anything here would be wrong.
+    target, tokenizer = tiny64
+    run = speculative_generate(target, early_exit_drafter(target, 4), tokenizer.encode("The"), gamma=3,
+                               max_new_tokens=30, rng=np.random.default_rng(0), temperature=1.5)
+    assert run.accepted_counts == run.proposed_counts and run.num_target_passes == math.ceil(30 / 4)
+
+
 def small_pair() -> tuple[Transformer, Transformer]:
     """A 4-token target and a drafter that disagrees with it, both seeded, with sharp distributions."""
     config = TransformerConfig(vocab_size=4, d_model=8, num_layers=1, num_heads=2, num_kv_heads=1, ffn_dim=8,
@@ -339,5 +347,7 @@ def test_bad_inputs_get_clear_errors(tiny64):
         speculative_generate(target, drafter, prompt, gamma=-1, max_new_tokens=5)
     with pytest.raises(TypeError, match="rng"):
         speculative_generate(target, drafter, prompt, gamma=2, max_new_tokens=5, rng=3)
+    with pytest.raises(ValueError, match="temperature"):
+        speculative_generate(target, drafter, prompt, gamma=2, max_new_tokens=5, temperature=0.5)
     with pytest.raises(ValueError, match="at least one prompt"):
         measure_acceptance(target, drafter, [], gamma=2)
