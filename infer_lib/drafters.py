@@ -322,7 +322,8 @@ def measure_acceptance(
     far more often than a real drafter and target agree on open text; a
     prompt the corpus does not contain (``HELD_OUT_PROMPTS``) gives lower
     figures. Draft positions are not independent (a step that went wrong
-    early stays wrong), so tokens_per_step need not equal the i.i.d. formula
+    early stays wrong), and drafts end early at the stop token and near
+    max_new_tokens, so tokens_per_step need not equal the i.i.d. formula
     :func:`infer_lib.speculative.expected_tokens_per_step` at this alpha. And
     neither figure is a speedup: that also needs the drafter's cost per pass
     relative to the target's.
