@@ -25,10 +25,11 @@ from infer_lib.plotting.style import (
     OKABE_ITO,
     OVER_COLOR,
     PALE_TINTS,
-    PREFILL_COLOR,
     label_axes,
 )
 
+#: Marker fills of published measurements, apart from the colours of computed lines (LINE_COLORS' first three).
+MEASURED_COLORS = (OKABE_ITO["vermillion"], OKABE_ITO["reddish_purple"], OKABE_ITO["sky_blue"])
 #: Fill of a token the target accepted, one it rejected, and one it wrote itself.
 ACCEPTED_FILL = PALE_TINTS["bluish_green"]
 REJECTED_FILL = "white"
@@ -161,12 +162,13 @@ def draw_tokens_vs_speedup(ax: Axes, names: Sequence[str], tokens_per_step: Sequ
     line_x = np.array([0.0, top])
     for index, cost in enumerate(step_costs):
         ax.plot(line_x, line_x / cost, color="0.55", linestyle=LINE_STYLES[1 + index % 3], linewidth=1)
-        ax.text(top, top / cost, f" {cost:g}×", va="center", ha="left", fontsize=10, color="0.35")
+        ax.text(top, top / cost, f" {cost:g}", va="center", ha="left", fontsize=10, color="0.35")
     ax.scatter(tokens_per_step, speedups, s=45, color=DECODE_COLOR, edgecolor="black", zorder=3)
     for name, tokens, speedup in zip(names, tokens_per_step, speedups):
         ax.annotate(name, (tokens, speedup), textcoords="offset points", xytext=(6, -4), fontsize=10)
     ax.set_xlim(1, top)
     ax.set_ylim(1, top)
+    ax.text(top, top * 1.02, "step cost\n(plain steps)", ha="right", va="bottom", fontsize=10, color="0.35")
     label_axes(ax, title=title, x_label="tokens per target pass", y_label="measured speedup (×)")
 
 
@@ -190,20 +192,20 @@ def draw_speedup_by_batch(ax: Axes, batch_sizes: Sequence[int], speedups_by_labe
     for index, (label, (batches, values)) in enumerate((measured or {}).items()):
         _check_same_length(**{f"{label} batches": batches, f"{label} values": values})
         ax.plot(batches, values, marker=markers[index % len(markers)], linestyle="none", markersize=7,
-                color=[PREFILL_COLOR, ACCENT_COLOR, OKABE_ITO["reddish_purple"]][index % 3],
-                markeredgecolor="black", label=label)
+                color=MEASURED_COLORS[index % len(MEASURED_COLORS)], markeredgecolor="black", label=label)
     ax.axhline(1.0, color="0.3", linestyle=":", linewidth=1.2)
     if cutoff_batch is not None:
         ax.axvline(cutoff_batch, color=OVER_COLOR, linestyle="--", linewidth=1.2)
         ax.text(cutoff_batch, ax.get_ylim()[1] if y_max is None else y_max, " cut-off", color=OVER_COLOR,
                 va="top", ha="left", fontsize=10)
     ax.set_xscale("log", base=2)
-    ax.set_xticks(x[:: max(1, len(x) // 8)], [str(int(b)) for b in x[:: max(1, len(x) // 8)]])
+    powers = [b for b in x if int(b) & (int(b) - 1) == 0]     # label powers of two only, so ticks never collide
+    ax.set_xticks(powers, [str(int(b)) for b in powers])
     ax.xaxis.set_minor_locator(NullLocator())
     if y_max is not None:
         ax.set_ylim(0, y_max)
-    label_axes(ax, title=title, x_label="batch size (sequences)", y_label="speedup over plain decoding (×)")
-    ax.legend(frameon=False, fontsize=10, loc="upper right")
+    label_axes(ax, title=title, x_label="batch size (sequences)", y_label="speedup over plain (×)")
+    ax.legend(frameon=False, fontsize=10, loc="lower left")
 
 
 def draw_acceptance_bars(ax: Axes, token_labels: Sequence[str], target_probs: Sequence[float],
@@ -218,7 +220,8 @@ def draw_acceptance_bars(ax: Axes, token_labels: Sequence[str], target_probs: Se
     p, q = np.asarray(target_probs, dtype=float), np.asarray(draft_probs, dtype=float)
     x = np.arange(len(p))
     width = 0.38
-    ax.bar(x - width / 2, q, width, color="white", edgecolor=DECODE_COLOR, linewidth=1.5, label="draft q")  # left bar of each pair
+    # left bar of each pair: the draft; right: the target, split into what is accepted and the residual
+    ax.bar(x - width / 2, q, width, color="white", edgecolor=DECODE_COLOR, linewidth=1.5, label="draft q")
     ax.bar(x + width / 2, np.minimum(p, q), width, color=ACCENT_COLOR, edgecolor="black", linewidth=0.6,
            label="accepted: min(p, q)")
     ax.bar(x + width / 2, np.maximum(p - q, 0.0), width, bottom=np.minimum(p, q), color=TARGET_FILL,
