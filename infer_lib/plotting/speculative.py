@@ -45,16 +45,18 @@ def _check_same_length(**arrays: Sequence[object]) -> int:
 
 
 def draw_draft_verify(ax: Axes, context: Sequence[str], draft_tokens: Sequence[str],
-                      target_tokens: Sequence[str], num_accepted: int, *, fontsize: float = 11) -> None:
+                      target_tokens: Sequence[str], num_accepted: int, *, fontsize: float = 13) -> None:
     """Draw one speculative step: what the draft proposed, what the target predicted at each position, what is kept.
 
     ``context``: the tokens already written (the last few suffice); ``draft_tokens``:
     the gamma proposed tokens; ``target_tokens``: the target's own choice at each of
     the gamma + 1 positions its one verify pass scores (after the context, after each
     draft token); ``num_accepted``: how many draft tokens the verifier kept. Three rows,
-    top to bottom: the draft's proposal (kept tokens green with a tick, the first
-    rejected one crossed, the rest grey), the target's predictions (the one it emits
-    orange), and the text after the step. Introduced in ch-speculative-decoding.
+    each titled above it, top to bottom: the draft's proposal (kept tokens green with a
+    tick, the first rejected one crossed, the rest dotted), the target's predictions
+    (the one it writes orange), and the text after the step. The row titles sit above
+    the rows so the tokens can use the whole width (legible on a phone).
+    Introduced in ch-speculative-decoding.
     """
     gamma = len(draft_tokens)
     if len(target_tokens) != gamma + 1:
@@ -64,42 +66,44 @@ def draw_draft_verify(ax: Axes, context: Sequence[str], draft_tokens: Sequence[s
         raise ValueError(f"num_accepted must be in [0, {gamma}], got {num_accepted}.")
     num_context = len(context)
     columns = num_context + gamma + 1
-    width, height = columns * 1.0 + 1.6, 6.2
+    width, height = columns * 1.0, 6.6
     _blank_canvas(ax, width, height)
-    box = (0.9, 0.62)
-    x0 = 1.6 + 0.5
-    labels = {5.3: "draft\nproposes", 3.2: "target\nchecks", 1.0: "after\nthe step"}
-    for y, text in labels.items():
-        ax.text(0.05, y, text, ha="left", va="center", fontsize=fontsize - 1, color="0.25")
+    box = (0.92, 0.72)
+    x0 = 0.5
+    rows = {"draft": 5.4, "target": 3.5, "after": 0.6}
+    # Titles above the rows, but below the middle one, so no arrow crosses a title.
+    titles = {"draft": (6.15, "bottom", "the draft proposes"),
+              "target": (3.0, "top", "the target's own choice at each position,\nall scored in one pass"),
+              "after": (1.1, "bottom", "the text after the step")}
+    for y, va, text in titles.values():
+        ax.text(0.0, y, text, ha="left", va=va, fontsize=fontsize - 1, color="0.25")
     # Row 1: context, then the draft's proposal.
     for i, token in enumerate(context):
-        draw_box(ax, (x0 + i, 5.3), token, color=GREYS["light"], size=box, fontsize=fontsize)
+        draw_box(ax, (x0 + i, rows["draft"]), token, color=GREYS["light"], size=box, fontsize=fontsize)
     for i, token in enumerate(draft_tokens):
         x = x0 + num_context + i
         kept, rejected = i < num_accepted, i == num_accepted
         fill = ACCEPTED_FILL if kept else REJECTED_FILL
-        draw_box(ax, (x, 5.3), token, color=fill, size=box, fontsize=fontsize,
+        draw_box(ax, (x, rows["draft"]), token, color=fill, size=box, fontsize=fontsize,
                  linestyle="-" if kept or rejected else ":", text_color="black" if kept or rejected else "0.45")
         mark = "✓" if kept else ("✗" if rejected else "")
         if mark:
-            ax.text(x, 5.95, mark, ha="center", va="center", fontsize=fontsize + 1,
+            ax.text(x, rows["draft"] + 0.55, mark, ha="center", va="center", fontsize=fontsize,
                     color=OKABE_ITO["bluish_green"] if kept else OVER_COLOR, fontweight="bold")
     # Row 2: the target's prediction after each prefix (one pass scores all gamma + 1 positions).
     for i, token in enumerate(target_tokens):
         x = x0 + num_context + i
-        emits = i == num_accepted
-        used = i <= num_accepted
-        draw_box(ax, (x, 3.2), token, color=TARGET_FILL if emits else "white", size=box, fontsize=fontsize,
-                 linestyle="-" if used else ":", text_color="black" if used else "0.45")
-        draw_arrow(ax, (x - 0.5, 4.95), (x - 0.05, 3.55), color="0.55", linewidth=0.8, head_scale=8)
-    ax.text(x0 + num_context + gamma / 2, 2.45, "one verify pass: every position scored at once",
-            ha="center", va="center", fontsize=fontsize - 1, color="0.25")
+        emits, used = i == num_accepted, i <= num_accepted
+        draw_box(ax, (x, rows["target"]), token, color=TARGET_FILL if emits else "white", size=box,
+                 fontsize=fontsize, linestyle="-" if used else ":", text_color="black" if used else "0.45")
+        draw_arrow(ax, (x - 0.75, rows["draft"] - 0.4), (x - 0.1, rows["target"] + 0.4), color="0.55",
+                   linewidth=0.8, head_scale=8)
     # Row 3: the text after the step.
     after = list(context) + list(draft_tokens[:num_accepted]) + [target_tokens[num_accepted]]
     for i, token in enumerate(after):
         fill = GREYS["light"] if i < num_context else (
             ACCEPTED_FILL if i < num_context + num_accepted else TARGET_FILL)
-        draw_box(ax, (x0 + i, 1.0), token, color=fill, size=box, fontsize=fontsize)
+        draw_box(ax, (x0 + i, rows["after"]), token, color=fill, size=box, fontsize=fontsize)
 
 
 def draw_step_cost_vs_tokens(ax: Axes, tokens_per_sequence: Sequence[int], time_ms_by_label: dict[str, Sequence[float]],
@@ -162,13 +166,13 @@ def draw_tokens_vs_speedup(ax: Axes, names: Sequence[str], tokens_per_step: Sequ
     line_x = np.array([0.0, top])
     for index, cost in enumerate(step_costs):
         ax.plot(line_x, line_x / cost, color="0.55", linestyle=LINE_STYLES[1 + index % 3], linewidth=1)
-        ax.text(top, top / cost, f" {cost:g}", va="center", ha="left", fontsize=10, color="0.35")
+        ax.text(top, top / cost, f" {cost:g}", va="center", ha="left", fontsize=11, color="0.35")
     ax.scatter(tokens_per_step, speedups, s=45, color=DECODE_COLOR, edgecolor="black", zorder=3)
     for name, tokens, speedup in zip(names, tokens_per_step, speedups):
-        ax.annotate(name, (tokens, speedup), textcoords="offset points", xytext=(6, -4), fontsize=10)
+        ax.annotate(name, (tokens, speedup), textcoords="offset points", xytext=(6, -4), fontsize=11)
     ax.set_xlim(1, top)
     ax.set_ylim(1, top)
-    ax.text(top, top * 1.02, "step cost\n(plain steps)", ha="right", va="bottom", fontsize=10, color="0.35")
+    ax.text(top, top * 1.02, "step cost\n(plain steps)", ha="right", va="bottom", fontsize=11, color="0.35")
     label_axes(ax, title=title, x_label="tokens per target pass", y_label="measured speedup (×)")
 
 
@@ -197,7 +201,7 @@ def draw_speedup_by_batch(ax: Axes, batch_sizes: Sequence[int], speedups_by_labe
     if cutoff_batch is not None:
         ax.axvline(cutoff_batch, color=OVER_COLOR, linestyle="--", linewidth=1.2)
         ax.text(cutoff_batch, ax.get_ylim()[1] if y_max is None else y_max, " cut-off", color=OVER_COLOR,
-                va="top", ha="left", fontsize=10)
+                va="top", ha="left", fontsize=11)
     ax.set_xscale("log", base=2)
     powers = [b for b in x if int(b) & (int(b) - 1) == 0]     # label powers of two only, so ticks never collide
     ax.set_xticks(powers, [str(int(b)) for b in powers])
@@ -205,7 +209,7 @@ def draw_speedup_by_batch(ax: Axes, batch_sizes: Sequence[int], speedups_by_labe
     if y_max is not None:
         ax.set_ylim(0, y_max)
     label_axes(ax, title=title, x_label="batch size (sequences)", y_label="speedup over plain (×)")
-    ax.legend(frameon=False, fontsize=10, loc="lower left")
+    ax.legend(frameon=False, fontsize=11, loc="lower left")
 
 
 def draw_acceptance_bars(ax: Axes, token_labels: Sequence[str], target_probs: Sequence[float],
@@ -228,4 +232,4 @@ def draw_acceptance_bars(ax: Axes, token_labels: Sequence[str], target_probs: Se
            edgecolor="black", linewidth=0.6, hatch="//", label="residual: max(0, p − q)")
     ax.set_xticks(x, list(token_labels))
     label_axes(ax, title=title, x_label="next token", y_label="probability")
-    ax.legend(frameon=False, fontsize=10)
+    ax.legend(frameon=False, fontsize=11)
