@@ -133,7 +133,7 @@ def draw_trace_lengths(ax: Axes, traces: dict[str, tuple[Sequence[int], Sequence
         ax.plot(grid, grid / ratio, color="0.55", linestyle=":", linewidth=1)
         x_label = min(high / 1.6, ratio * high / 3)
         if low < x_label / ratio < high:
-            ax.text(x_label, x_label / ratio, f"{ratio:g}:1", fontsize=9, color="0.35", ha="center", va="bottom",
+            ax.text(x_label, x_label / ratio, f"{ratio:g}:1", fontsize=10, color="0.35", ha="center", va="bottom",
                     rotation=0)
     ax.set_xscale("log")
     ax.set_yscale("log")
