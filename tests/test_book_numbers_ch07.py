@@ -324,7 +324,7 @@ def test_the_simulated_server(chapter7):
     ("eagle_70b_low", 2.7), ("eagle_70b_high", 3.5),             # EAGLE abstract, LLaMA2-Chat 70B
     ("eagle3_max", 6.5),                                         # EAGLE-3 abstract
     ("medusa1", 2.2), ("medusa2", 3.6),                          # Medusa abstract
-    ("q1_alpha", 0.7), ("q1_c", 0.1), ("q2_alpha", 0.35), ("q2_c", 0.4),
+    ("q1_alpha", 0.75), ("q1_c", 0.08), ("q2_alpha", 0.35), ("q2_c", 0.4),
     ("q5_tokens", 2.32), ("q5_speedup", 1.78), ("q5_cheaper_cost", 1.1),
     ("q6_cached", 500), ("q6_gamma", 4), ("q6_accepted", 2), ("q7_alpha", 0.8), ("q7_gamma", 3),
 ])
@@ -338,15 +338,16 @@ def best_gamma_by_hand(alpha, c, max_gamma=16):
 
 
 def test_practice_answers(chapter7):
-    # 1. alpha 0.7, c 0.1
-    assert chapter7["q1_alpha_4"] == pytest.approx(0.2401) and chapter7["q1_alpha_6"] == pytest.approx(0.117649)
-    assert chapter7["q1_tau_3"] == pytest.approx(0.7599 / 0.3) and chapter7["q1_speedup_3"] == pytest.approx(
-        0.7599 / 0.3 / 1.3)
-    assert chapter7["q1_tau_5"] == pytest.approx(0.882351 / 0.3) and chapter7["q1_speedup_5"] == pytest.approx(
-        0.882351 / 0.3 / 1.5)
-    best = best_gamma_by_hand(0.7, 0.1)
-    assert chapter7["q1_best"] == best == 4
-    assert chapter7["q1_best_speedup"] == pytest.approx(tau(0.7, 4) / 1.4)
+    # 1. alpha 0.75, c 0.08
+    assert chapter7["q1_alpha_4"] == pytest.approx(0.31640625)
+    assert chapter7["q1_alpha_6"] == pytest.approx(0.177978515625)
+    assert chapter7["q1_tau_3"] == pytest.approx(0.68359375 / 0.25)                  # 2.734
+    assert chapter7["q1_speedup_3"] == pytest.approx(0.68359375 / 0.25 / 1.24)       # 2.205
+    assert chapter7["q1_tau_5"] == pytest.approx(0.822021484375 / 0.25)              # 3.288
+    assert chapter7["q1_speedup_5"] == pytest.approx(0.822021484375 / 0.25 / 1.40)   # 2.349
+    best = best_gamma_by_hand(0.75, 0.08)
+    assert chapter7["q1_best"] == best == 5
+    assert chapter7["q1_best_speedup"] == pytest.approx(tau(0.75, 5) / 1.40)
     # 2. alpha 0.35 < c 0.4: no draft length pays
     assert chapter7["q2_speedup_1"] == pytest.approx(1.35 / 1.4)
     assert chapter7["q2_speedup_2"] == pytest.approx((1 + 0.35 + 0.35 ** 2) / 1.8)
