@@ -14,14 +14,16 @@ instances, so a long prompt never stalls the token stream of the requests decodi
    a request whose blocks are not free waits, and those behind it wait too.
 3. The KV (``kv_cache_bytes`` of the prompt: every layer, the last W tokens of a sliding
    layer) crosses ``link``: bytes / bandwidth + latency, with ``min(prefill TP, decode TP)``
-   links in parallel (each GPU sends its own shard through its own port). Transfers do
-   not share a link's bandwidth: each moves at the full rate, which holds while the link
-   is busy a small share of the time (:attr:`DisaggregatedResult.link_busy_fraction`).
-   With ``layerwise_transfer=True`` the layers stream while the prefill computes them,
-   so once the blocks are claimed what remains is the last layer's share, or more when
-   the link is slower than the prefill: max(full / L, full - prefill time) + latency
-   (:func:`handoff_time_s`). A request that had to wait for blocks sends everything
-   after the claim. With ``layerwise_transfer=False`` the whole transfer starts at the claim.
+   links in parallel (each GPU sends its own shard through its own port). Each prefill
+   instance's links carry one transfer at a time, in the order the blocks were claimed,
+   so a slow link queues transfers at load (what the decode side receives is not limited).
+   With ``layerwise_transfer=False`` a transfer starts at the claim, or when the link frees.
+   With ``layerwise_transfer=True`` the layers stream while the prefill computes them
+   (into a staging buffer until the claim): from the prefill's start, or when the link
+   frees; the last layer's share leaves after the claim. Alone on the link, what remains
+   after the claim is max(full / L, full - prefill time) + latency (:func:`handoff_time_s`),
+   with full = bytes / bandwidth. A request that had to wait for blocks sends everything
+   after its claim.
 4. The prefill instance holds the request's blocks until its transfer ends, then frees
    them; the decode instance runs the request's decode rounds from its next step on.
    The second token's gap includes the transfer, so it shows in TPOT and TBT.
@@ -79,8 +81,8 @@ class Transfer:
     """One request's KV from prefill instance ``prefill_index`` to decode instance ``decode_index``.
 
     ``prefill_start_s``/``prefill_end_s``: its prefill's first step start and last step
-    end (the first token); ``claimed_at_s``: the decode blocks claimed, the transfer's
-    remaining part starts; ``end_s``: the KV landed. Introduced in ch-disaggregation.
+    end (the first token); ``claimed_at_s``: the decode blocks claimed; ``end_s``: the KV
+    landed; ``link_start_s``: when its bytes began to move. Introduced in ch-disaggregation.
     """
 
     request_id: Hashable
@@ -91,6 +93,8 @@ class Transfer:
     prefill_end_s: float
     claimed_at_s: float
     end_s: float
+
+    link_start_s: float = math.nan
 
     @property
     def wait_for_blocks_s(self) -> float:
@@ -111,8 +115,9 @@ class DisaggregatedResult(SimulationResult):
     ``kv_cache`` are the first decode instance's; ``steps``, ``events`` and token gaps are
     every instance's, prefill pool first. ``prefill_routes``/``decode_routes`` map each
     request id to its instance's index in its pool; ``transfers`` lists every hand-off in
-    the order they started; ``link_busy_fraction`` is the link time of all transfers over
-    the run's duration and the prefill instances' links. Introduced in ch-disaggregation.
+    the order their blocks were claimed; ``link_busy_fraction`` is the share of the run's
+    duration the prefill instances' links spent moving bytes, averaged over the prefill
+    instances. Introduced in ch-disaggregation.
     """
 
     prefill_routes: dict[Hashable, int]
@@ -157,6 +162,7 @@ class _Pools(Fleet):
         self.decode_routes: dict[Hashable, int] = {}
         self.done_at_prefill: list[Request] = []
         self.link_busy_s = 0.0
+        self.link_free_s = [0.0] * len(prefill)  # when each prefill instance's links finish their last transfer
         self.loop: EventLoop | None = None
         decode_router.start(len(decode))
 
@@ -272,22 +278,28 @@ class _Pools(Fleet):
             self._start_transfer(handoff, time_s)
 
     def _start_transfer(self, handoff: _Handoff, time_s: float) -> None:
+        """The blocks are claimed at ``time_s``: the KV moves when the prefill instance's links are free."""
         prefill, decode = self.prefill[handoff.prefill], self.decode[handoff.decode]
-        request = handoff.request
-        layerwise = self.layerwise_transfer and not handoff.waited
+        request, link = handoff.request, self.link
         num_links = min(prefill.tensor_parallel_size, decode.tensor_parallel_size)
-        duration_s = handoff_time_s(handoff.num_bytes, self.link, num_links=num_links, layerwise_transfer=layerwise,
-                                    num_layers=self.model.num_layers,
-                                    prefill_time_s=request.first_token_at_s - request.first_scheduled_at_s)
-        end_s = time_s + duration_s
+        full_s = handoff.num_bytes / (num_links * link.bandwidth_bytes_per_s)
+        link_free_s = self.link_free_s[handoff.prefill]
+        if self.layerwise_transfer and not handoff.waited:
+            start_s = max(request.first_scheduled_at_s, link_free_s)
+            bytes_end_s = max(start_s + full_s, time_s + full_s / self.model.num_layers)
+        else:
+            start_s = max(time_s, link_free_s)
+            bytes_end_s = start_s + full_s
+        self.link_free_s[handoff.prefill] = bytes_end_s
+        end_s = bytes_end_s + link.latency_s
         handoff.claimed_at_s = time_s
-        self.link_busy_s += duration_s * num_links
+        self.link_busy_s += full_s
         self.loop.queue.push(end_s, TRANSFER_END, handoff)
         heapq.heappush(self.transfer_ends_s, end_s)
         self.transfers.append(Transfer(
             request_id=request.request_id, prefill_index=handoff.prefill, decode_index=handoff.decode,
             num_bytes=handoff.num_bytes, prefill_start_s=request.first_scheduled_at_s,
-            prefill_end_s=request.first_token_at_s, claimed_at_s=time_s, end_s=end_s))
+            prefill_end_s=request.first_token_at_s, claimed_at_s=time_s, end_s=end_s, link_start_s=start_s))
 
     def _join(self, decode: Instance, handoff: _Handoff, time_s: float) -> None:
         """The KV landed and the decode instance is between steps: the request decodes from its next step."""
@@ -331,7 +343,8 @@ def simulate_disaggregated(requests: Iterable[Request], model: ModelConfig, chip
                            scheduler: SchedulerConfig | None = None, cache: CacheConfig | None = None,
                            slo: SLO | None = None, layerwise_transfer: bool = True,
                            decode_chip: Chip | None = None, prefill_scheduler: SchedulerConfig | None = None,
-                           decode_scheduler: SchedulerConfig | None = None, prefill_router: Router | None = None,
+                           decode_scheduler: SchedulerConfig | None = None, prefill_cache: CacheConfig | None = None,
+                           decode_cache: CacheConfig | None = None, prefill_router: Router | None = None,
                            decode_router: Router | None = None, step_overhead_s: float = 0.0,
                            bytes_per_param: float = 2.0, bytes_per_kv_value: float = 2.0, dtype: str = "bf16",
                            record_steps: bool = False, record_events: bool = False,
@@ -341,7 +354,7 @@ def simulate_disaggregated(requests: Iterable[Request], model: ModelConfig, chip
     ``num_prefill_instances`` x ``prefill_tensor_parallel_size`` x ``chip`` run prompts;
     ``num_decode_instances`` x ``decode_tensor_parallel_size`` x ``decode_chip`` (default
     ``chip``) run decode rounds. ``scheduler`` and ``cache`` apply to both pools unless
-    ``prefill_scheduler`` or ``decode_scheduler`` is given; routers default to
+    ``prefill_scheduler``/``decode_scheduler`` or ``prefill_cache``/``decode_cache`` is given; routers default to
     :class:`~infer_lib.serving.router.RoundRobin`, one per pool. ``link`` is a
     :class:`~infer_lib.hardware.Link` or a name in :data:`~infer_lib.hardware.LINKS`.
     The other settings are :func:`~infer_lib.serving.engine.simulate`'s. Deterministic;
@@ -369,10 +382,10 @@ def simulate_disaggregated(requests: Iterable[Request], model: ModelConfig, chip
     settings = dict(step_overhead_s=step_overhead_s, bytes_per_param=bytes_per_param,
                     bytes_per_kv_value=bytes_per_kv_value, dtype=dtype, record_steps=record_steps,
                     record_events=record_events, fast_forward=fast_forward)
-    prefill = [Instance(model, chip, prefill_scheduler or scheduler, cache,
+    prefill = [Instance(model, chip, prefill_scheduler or scheduler, prefill_cache or cache,
                         tensor_parallel_size=prefill_tensor_parallel_size, name=f"prefill {index}", **settings)
                for index in range(num_prefill_instances)]
-    decode = [Instance(model, decode_chip or chip, decode_scheduler or scheduler, cache,
+    decode = [Instance(model, decode_chip or chip, decode_scheduler or scheduler, decode_cache or cache,
                        tensor_parallel_size=decode_tensor_parallel_size, name=f"decode {index}", **settings)
               for index in range(num_decode_instances)]
     for instance in decode:
@@ -393,8 +406,7 @@ def _result(pools: _Pools, given_order: Sequence[Request], slo: SLO | None,
     records = [request_record(pools.originals[request.request_id]) for request in given_order]
     instances = pools.prefill + pools.decode
     summary = summary_of_instances(records, instances, slo)
-    links = sum(instance.tensor_parallel_size for instance in pools.prefill)
-    busy = pools.link_busy_s / (summary.duration_s * links) if summary.duration_s > 0 else math.nan
+    busy = pools.link_busy_s / (summary.duration_s * len(pools.prefill)) if summary.duration_s > 0 else math.nan
     first = pools.decode[0]
     return DisaggregatedResult(
         records=records, summary=summary, num_gpu_blocks=first.num_gpu_blocks,

@@ -190,9 +190,12 @@ class Instance:
         out = sched.schedule(now_s)
         while out.is_empty and out.num_preempted:
             retry = sched.schedule(now_s)
+            preempted_again = retry.num_preempted
             retry.swap_bytes += out.swap_bytes
             retry.num_preempted += out.num_preempted
             out = retry
+            if not preempted_again:
+                break  # blocks held outside the scheduler (a KV transfer under way) keep the cache full
         if out.is_empty:
             return None
         cost = self.cost
