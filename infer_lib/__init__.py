@@ -31,6 +31,7 @@ Each module holds one concept and is readable top to bottom:
   ``config``, ``scheduler``, ``decode_rounds``, ``cost_model``, ``instance`` (one model replica),
   ``router`` (which instance an arrival goes to), ``event_loop`` (one clock for the instances),
   ``engine`` (``simulate``), ``disaggregated`` (a prefill pool and a decode pool),
+  ``goodput`` (the highest rate within an SLO, per GPU),
   ``metrics``, ``frontier``, ``analysis`` (a run's step log read back),
   ``progress`` (a terminal progress bar), ``speculation`` (speculative decoding under load)
 - ``plotting``      -- pure plotting functions that draw on a matplotlib ``Axes``, by concept:

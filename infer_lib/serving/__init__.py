@@ -18,6 +18,7 @@ Modules, each one concept:
 - ``event_loop``    -- one clock for several instances: arrivals routed, each step's end to its instance
 - ``engine``        -- ``simulate`` (one instance or replicas) and ``simulate_instances`` (several behind a router)
 - ``disaggregated`` -- ``simulate_disaggregated``: a prefill pool and a decode pool, the KV sent over a link
+- ``goodput``       -- the highest request rate a fleet serves within an SLO, per GPU, found by a search
 - ``metrics``       -- TTFT, TPOT, TBT, throughput, goodput, KV waste
 - ``frontier``      -- interactivity vs throughput points, Pareto frontier, SLO line
 - ``analysis``      -- a run's step log read back: batch slots per step, a request's token times
@@ -34,6 +35,7 @@ from infer_lib.serving.cost_model import StepCostModel
 from infer_lib.serving.disaggregated import DisaggregatedResult, Transfer, handoff_time_s, simulate_disaggregated
 from infer_lib.serving.engine import EventQueue, MultiInstanceResult, SimulationResult, simulate, simulate_instances
 from infer_lib.serving.frontier import FrontierPoint, best_throughput_at_slo, pareto_frontier, sweep
+from infer_lib.serving.goodput import GoodputPoint, max_goodput_rate, rescale_arrivals, slo_attainment
 from infer_lib.serving.instance import Instance
 from infer_lib.serving.metrics import SLO, Percentiles, RequestRecord, StepLog, StepRecord, Summary, percentile
 from infer_lib.serving.policies import FCFS, DecodeFirst, PrefillFirst, QueuePolicy, ShortestPromptFirst, StepPriority
@@ -64,4 +66,5 @@ __all__ = [
     "azure_trace_path", "load_azure_trace",
     "SpeculationConfig",
     "DisaggregatedResult", "LeastOutstandingTokens", "Transfer", "handoff_time_s", "simulate_disaggregated",
+    "GoodputPoint", "max_goodput_rate", "rescale_arrivals", "slo_attainment",
 ]

@@ -1,0 +1,146 @@
+"""Goodput as the disaggregation papers define it, and the search that finds it.
+
+The search: on a fleet whose SLO attainment drops at a rate planted here, it returns a
+rate within its tolerance below that rate; on real runs the rate it returns meets the
+target and the failing rate it names does not; it is deterministic. Rescaling a trace
+keeps its shape and lengths. Then the papers' direction, each on stated inputs (Llama
+3.1 8B, requests of about 4,000 prompt tokens and 32-128 output tokens unless said):
+
+- at the same chip count, splitting the phases leaves raw throughput about unchanged;
+- under a tight TPOT limit, a fleet of 3 prefill + 1 decode B200s over InfiniBand NDR
+  serves a rate within the SLO that 4 colocated replicas with chunked prefill (vLLM's
+  default budget, 2,048 tokens) cannot: goodput per GPU rises;
+- the same split over 100 Gb Ethernet, with short prompts, or at a scale of two chips
+  loses that advantage: colocated chunked prefill wins or the gain shrinks.
+"""
+
+import math
+
+import pytest
+
+from infer_lib.hardware import get_chip
+from infer_lib.models import get_model
+from infer_lib.serving import (
+    SLO,
+    Request,
+    SchedulerConfig,
+    lognormal_lengths,
+    make_requests,
+    max_goodput_rate,
+    rescale_arrivals,
+    simulate,
+    simulate_disaggregated,
+    slo_attainment,
+    uniform_lengths,
+)
+
+LLAMA_8B = get_model("Llama 3.1 8B")
+H100, B200 = get_chip("H100 SXM"), get_chip("B200")
+IB, ETHERNET = "InfiniBand NDR 400G", "Ethernet 100G"
+CHUNKED_2048 = SchedulerConfig(batching="chunked", max_num_batched_tokens=2048)
+
+
+def mean_rate_per_s(requests):
+    times = sorted(request.arrived_at_s for request in requests)
+    return (len(times) - 1) / (times[-1] - times[0])
+
+
+# --- the search --------------------------------------------------------------------------------
+
+
+def test_rescaled_arrivals_keep_the_shape_and_the_lengths():
+    base = make_requests(50, 3.0, 700, 40, seed=2, arrivals="bursty")
+    scaled = rescale_arrivals(base, 12.5)
+    assert mean_rate_per_s(scaled) == pytest.approx(12.5, rel=1e-12)
+    assert scaled[0].arrived_at_s == 0.0
+    gaps = [b.arrived_at_s - a.arrived_at_s for a, b in zip(base, base[1:])]
+    new_gaps = [b.arrived_at_s - a.arrived_at_s for a, b in zip(scaled, scaled[1:])]
+    factor = mean_rate_per_s(base) / 12.5
+    assert new_gaps == pytest.approx([gap * factor for gap in gaps], rel=1e-9)
+    assert [(r.num_prefill_tokens, r.num_decode_tokens) for r in scaled] == \
+        [(r.num_prefill_tokens, r.num_decode_tokens) for r in base]
+    assert base[3].arrived_at_s != scaled[3].arrived_at_s  # the input is not changed
+
+
+@pytest.fixture(scope="module")
+def good_and_bad_runs():
+    """A run that meets SLO(1 s, 40 ms) for every request, and one that meets it for none."""
+    requests = make_requests(40, 2.0, 500, 30, seed=0)
+    good = simulate(requests, LLAMA_8B, H100)
+    bad = simulate([Request(r.request_id, 0.0, 60_000, 30) for r in requests], LLAMA_8B, H100,
+                   num_instances=2)
+    slo = SLO(ttft_s=1.0, tpot_s=0.04)
+    assert slo_attainment(good, slo) == 1.0 and slo_attainment(bad, slo) == 0.0
+    return good, bad, slo
+
+
+@pytest.mark.parametrize("threshold", [0.37, 7.3, 150.0])
+def test_the_search_finds_a_planted_threshold(good_and_bad_runs, threshold):
+    good, bad, slo = good_and_bad_runs
+    base = make_requests(30, 1.0, 100, 10, seed=1)
+    rates_tried = []
+
+    def run(requests):
+        rate = mean_rate_per_s(requests)
+        rates_tried.append(rate)
+        return good if rate <= threshold else bad
+
+    point = max_goodput_rate(lambda rate: rescale_arrivals(base, rate), run, slo, start_rate_per_s=4.0,
+                             rel_tol=0.01)
+    assert point.rate_requests_per_s <= threshold < point.failing_rate_requests_per_s
+    assert point.failing_rate_requests_per_s / point.rate_requests_per_s <= 1.01 + 1e-12
+    assert point.num_gpus == 1 and point.goodput_requests_per_s_per_gpu == point.rate_requests_per_s
+    assert point.attainment == 1.0
+    assert point.num_runs == len(rates_tried) < 25
+
+
+def test_a_fleet_that_never_meets_the_slo_has_no_goodput(good_and_bad_runs):
+    _good, bad, slo = good_and_bad_runs
+    point = max_goodput_rate(lambda rate: make_requests(5, rate, 10, 2), lambda requests: bad, slo)
+    assert point.rate_requests_per_s == 0 and point.goodput_requests_per_s_per_gpu == 0
+    assert math.isnan(point.attainment)
+
+
+def test_a_trace_met_at_every_rate_stops_at_the_maximum(good_and_bad_runs):
+    good, _bad, slo = good_and_bad_runs
+    point = max_goodput_rate(lambda rate: make_requests(5, rate, 10, 2), lambda requests: good, slo,
+                             start_rate_per_s=2.0, max_rate_per_s=50.0)
+    assert point.rate_requests_per_s == 50.0 and point.failing_rate_requests_per_s == math.inf
+
+
+def test_on_real_runs_the_rate_found_passes_and_the_failing_rate_fails():
+    slo = SLO(ttft_s=0.5, tpot_s=0.012)
+
+    def make(rate):
+        return make_requests(300, rate, 1500, uniform_lengths(20, 120), seed=3)
+
+    def run(requests):
+        return simulate(requests, LLAMA_8B, H100, CHUNKED_2048, num_instances=2)
+
+    point = max_goodput_rate(make, run, slo, start_rate_per_s=5.0, rel_tol=0.05)
+    assert point.num_gpus == 2
+    assert point.goodput_requests_per_s_per_gpu == pytest.approx(point.rate_requests_per_s / 2)
+    assert slo_attainment(run(make(point.rate_requests_per_s)), slo) >= 0.9
+    assert slo_attainment(run(make(point.failing_rate_requests_per_s)), slo) < 0.9
+    assert max_goodput_rate(make, run, slo, start_rate_per_s=5.0, rel_tol=0.05) == point  # deterministic
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    ({"attainment": 1.5}, "attainment is a share"),
+    ({"attainment": 0}, "attainment is a share"),
+    ({"start_rate_per_s": 0}, "start_rate_per_s"),
+    ({"start_rate_per_s": 4.0, "max_rate_per_s": 2.0}, "below start_rate_per_s"),
+    ({"rel_tol": -1}, "rel_tol"),
+])
+def test_bad_search_settings_say_what_was_wrong(good_and_bad_runs, settings, message):
+    good, _bad, slo = good_and_bad_runs
+    with pytest.raises(ValueError, match=message):
+        max_goodput_rate(lambda rate: make_requests(5, rate, 10, 2), lambda requests: good, slo, **settings)
+
+
+def test_a_run_that_returns_something_else_is_named(good_and_bad_runs):
+    _good, _bad, slo = good_and_bad_runs
+    with pytest.raises(TypeError, match="SimulationResult"):
+        max_goodput_rate(lambda rate: make_requests(5, rate, 10, 2), lambda requests: None, slo)
+    with pytest.raises(ValueError, match="at least two requests"):
+        rescale_arrivals([Request(0, 0.0, 10, 2)], 3.0)
