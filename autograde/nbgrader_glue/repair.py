@@ -11,6 +11,9 @@ submission is rebuilt on the release's skeleton instead:
   release's metadata; locked cells (setup, tests, text) with the release's
   source, answer cells with the student's source (the first cell carrying
   that answer's ``grade_id``; the release's stub if there is none);
+- a cell of the student's without grading metadata that is an unchanged
+  copy of such a cell of the release (an explore cell, say) is the release's
+  own cell, so it runs once, where the release puts it;
 - every other cell of the student's (their own experiments, a pasted copy of
   an answer cell, a test cell they renamed) is kept as a plain code or
   markdown cell with no grading metadata, right after the release cell it
@@ -48,6 +51,12 @@ def _is_answer(cell: NotebookNode) -> bool:
     return isinstance(meta, dict) and bool(meta.get("solution"))
 
 
+def _text(cell: NotebookNode) -> tuple[str, str]:
+    """A cell's kind and source, the source joined when stored as a list of lines."""
+    source = cell.get("source", "")
+    return str(cell.get("cell_type")), "".join(source) if isinstance(source, list) else str(source)
+
+
 def _plain(cell: NotebookNode) -> NotebookNode:
     """A student's cell with no grading metadata (and no outputs): runs, but is not graded."""
     cell_type = cell.get("cell_type") if cell.get("cell_type") in ("code", "markdown") else "code"
@@ -64,8 +73,12 @@ def rebuild(submitted: NotebookNode, release: NotebookNode) -> tuple[NotebookNod
     repairs: list[str] = []
     anchor: str | None = None
     seen: set[str] = set()
+    release_plain = [_text(cell) for cell in release.cells if _grade_id(cell) is None]
     for cell in submitted.cells:
         grade_id = _grade_id(cell)
+        if grade_id is None and _text(cell) in release_plain:
+            release_plain.remove(_text(cell))  # the release's own copy of this cell comes back below
+            continue
         if grade_id in release_ids and grade_id not in seen:
             seen.add(grade_id)
             anchor = grade_id
