@@ -144,3 +144,98 @@ def test_a_run_that_returns_something_else_is_named(good_and_bad_runs):
         max_goodput_rate(lambda rate: make_requests(5, rate, 10, 2), lambda requests: None, slo)
     with pytest.raises(ValueError, match="at least two requests"):
         rescale_arrivals([Request(0, 0.0, 10, 2)], 3.0)
+
+
+# --- the papers' direction ---------------------------------------------------------------------
+# Llama 3.1 8B on B200s, 4 chips unless said; SLO: first token within 0.5 s, then 5 ms per token.
+# "Long" traffic: prompts lognormal around 4,000 tokens (sigma 0.4), answers of 32-128 tokens.
+
+SLO_TIGHT_TPOT = SLO(ttft_s=0.5, tpot_s=0.005)
+LONG_IN_SHORT_OUT = (lognormal_lengths(4000, 0.4, 16, 16_000), uniform_lengths(32, 128))
+SHORT_IN = (uniform_lengths(64, 512), uniform_lengths(32, 128))
+
+
+def long_trace(rate, num_requests=1500):
+    return make_requests(num_requests, rate, *LONG_IN_SHORT_OUT, seed=0)
+
+
+def colocated(requests, num_instances=4, budget_tokens=2048):
+    scheduler = SchedulerConfig(batching="chunked", max_num_batched_tokens=budget_tokens)
+    return simulate(requests, LLAMA_8B, B200, scheduler, num_instances=num_instances)
+
+
+def split(requests, num_prefill, num_decode, link=IB):
+    return simulate_disaggregated(requests, LLAMA_8B, B200, num_prefill_instances=num_prefill,
+                                  num_decode_instances=num_decode, link=link)
+
+
+def meets(result):
+    return slo_attainment(result, SLO_TIGHT_TPOT) >= 0.9
+
+
+def test_splitting_does_not_raise_raw_throughput():
+    # Offered far above what four chips serve (400 requests/s), every split of 4 chips serves
+    # fewer output tokens per second than 4 colocated replicas, the best split (3:1) not far fewer.
+    requests = long_trace(400.0)
+    colocated_tokens_per_s = colocated(requests).summary.output_tokens_per_s
+    split_tokens_per_s = [split(requests, p, 4 - p).summary.output_tokens_per_s for p in (1, 2, 3)]
+    assert max(split_tokens_per_s) <= colocated_tokens_per_s
+    assert max(split_tokens_per_s) >= 0.7 * colocated_tokens_per_s
+
+
+def test_a_tight_tpot_limit_favours_the_split_on_a_fast_link():
+    # At 85 requests/s, 3 prefill + 1 decode over InfiniBand NDR keep the SLO for 90% of requests;
+    # 4 colocated replicas with chunked prefill (2,048-token budget) do not: each step that carries
+    # a chunk delays every decode in it. The goodput search says the same per GPU.
+    requests = long_trace(85.0)
+    assert meets(split(requests, 3, 1))
+    assert not meets(colocated(requests))
+    split_point = max_goodput_rate(lambda rate: long_trace(rate, 600), lambda r: split(r, 3, 1), SLO_TIGHT_TPOT,
+                                   start_rate_per_s=40.0, rel_tol=0.08)
+    colocated_point = max_goodput_rate(lambda rate: long_trace(rate, 600), colocated, SLO_TIGHT_TPOT,
+                                       start_rate_per_s=40.0, rel_tol=0.08)
+    assert split_point.num_gpus == colocated_point.num_gpus == 4
+    assert split_point.goodput_requests_per_s_per_gpu > 1.25 * colocated_point.goodput_requests_per_s_per_gpu
+
+
+def test_on_100_gb_ethernet_colocated_chunked_prefill_wins():
+    # At 64 requests/s the colocated replicas keep the SLO; the same 3 + 1 split over 100 Gb
+    # Ethernet does not: each prefill instance's link moves ~0.5 GB per request at 12.5 GB/s and
+    # transfers queue behind one another, so the second token comes late.
+    requests = long_trace(64.0)
+    assert meets(colocated(requests))
+    over_ethernet = split(requests, 3, 1, link=ETHERNET)
+    assert not meets(over_ethernet)
+    assert over_ethernet.link_busy_fraction > 0.5
+    assert meets(split(requests, 3, 1))  # the same split over InfiniBand NDR keeps it
+
+
+def test_with_short_prompts_colocated_chunked_prefill_wins():
+    # Prompts of 64-512 tokens: at 1,500 requests/s the colocated replicas keep the SLO and no
+    # split of the same 4 chips does; prefill chunks are too small to disturb the decodes.
+    requests = make_requests(4000, 1500.0, *SHORT_IN, seed=0)
+    assert meets(colocated(requests))
+    assert not any(meets(split(requests, p, 4 - p)) for p in (1, 2, 3))
+
+
+def test_at_two_chips_the_split_gains_little():
+    # With two chips the only split is 1:1, far from the 3:1 this traffic wants.
+    def goodput_per_gpu(run, start_rate_per_s):
+        return max_goodput_rate(lambda rate: long_trace(rate, 600), run, SLO_TIGHT_TPOT,
+                                start_rate_per_s=start_rate_per_s, rel_tol=0.04).goodput_requests_per_s_per_gpu
+
+    gain_at_two = goodput_per_gpu(lambda r: split(r, 1, 1), 20.0) / goodput_per_gpu(
+        lambda r: colocated(r, num_instances=2), 20.0)
+    gain_at_four = goodput_per_gpu(lambda r: split(r, 3, 1), 40.0) / goodput_per_gpu(colocated, 40.0)
+    assert gain_at_two < 1.15
+    assert gain_at_four > gain_at_two + 0.25
+
+
+def test_on_the_roofline_a_small_chunk_budget_takes_the_win_back():
+    # What the split buys is fewer prefill tokens in each decode step. A 512-token chunk budget
+    # buys the same on the colocated replicas, and in this model a step overlaps its compute with
+    # its memory traffic perfectly, so a decode step carries a chunk nearly for free: at 120
+    # requests/s the colocated replicas keep the SLO and the 3 + 1 split does not.
+    requests = long_trace(120.0)
+    assert meets(colocated(requests, budget_tokens=512))
+    assert not meets(split(requests, 3, 1))

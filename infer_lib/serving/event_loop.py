@@ -19,7 +19,7 @@ it (the next arrival: the router may send it anywhere).
 A fleet whose instances pass requests to one another (a prefill pool handing requests
 to a decode pool, ``disaggregated``) plugs in as a :class:`Fleet`: arrivals go to its
 ``arrival_instances``; after each step end the loop calls :meth:`Fleet.after_step`;
-the fleet pushes events of its own kinds (:data:`TRANSFER_END`, a KV transfer that
+the fleet pushes events of its own kinds (``TRANSFER_END``, a KV transfer that
 landed) into the same heap and the loop hands them to :meth:`Fleet.on_event`; and
 :meth:`Fleet.next_input_s` bounds each instance's decode rounds in a row by the next
 time a request may join it from another instance.
@@ -56,7 +56,7 @@ class Fleet:
     arrival_instances: Sequence[Instance] | None = None
 
     def attach(self, loop: EventLoop) -> None:
-        """The loop that will run this fleet (for :attr:`EventLoop.queue`)."""
+        """The loop that will run this fleet (for ``EventLoop.queue``)."""
 
     def after_step(self, instance: Instance, time_s: float, to_start: list[Instance]) -> None:
         """``instance``'s step ended at ``time_s`` and its results are applied."""
