@@ -24,6 +24,8 @@ from infer_lib.serving import (
     SLO,
     Request,
     SchedulerConfig,
+    fleets_of,
+    goodput_by_fleet,
     lognormal_lengths,
     make_requests,
     max_goodput_rate,
@@ -144,6 +146,32 @@ def test_a_run_that_returns_something_else_is_named(good_and_bad_runs):
         max_goodput_rate(lambda rate: make_requests(5, rate, 10, 2), lambda requests: None, slo)
     with pytest.raises(ValueError, match="at least two requests"):
         rescale_arrivals([Request(0, 0.0, 10, 2)], 3.0)
+
+
+def test_fleets_of_lists_colocated_replicas_and_every_split():
+    fleets = fleets_of(3, LLAMA_8B, H100, link=IB, scheduler=CHUNKED_2048)
+    assert list(fleets) == ["colocated", "1P:2D", "2P:1D"]
+    requests = make_requests(40, 20.0, 900, 30, seed=5)
+    assert fleets["colocated"](requests).records == \
+        simulate(requests, LLAMA_8B, H100, CHUNKED_2048, num_instances=3).records
+    two_one = fleets["2P:1D"](requests)
+    assert two_one.summary.num_gpus == 3 and len(two_one.prefill_instances) == 2
+    assert two_one.records == simulate_disaggregated(requests, LLAMA_8B, H100, num_prefill_instances=2,
+                                                     num_decode_instances=1, link=IB,
+                                                     scheduler=CHUNKED_2048).records
+
+
+def test_goodput_by_fleet_is_the_search_for_each_fleet():
+    slo = SLO(ttft_s=0.5, tpot_s=0.012)
+    fleets = fleets_of(2, LLAMA_8B, H100, link=IB)
+
+    def make(rate):
+        return make_requests(150, rate, 1500, 60, seed=1)
+
+    points = goodput_by_fleet(make, fleets, slo, start_rate_per_s=5.0, rel_tol=0.1)
+    assert list(points) == ["colocated", "1P:1D"]
+    assert points["1P:1D"] == max_goodput_rate(make, fleets["1P:1D"], slo, start_rate_per_s=5.0, rel_tol=0.1)
+    assert all(point.num_gpus == 2 and point.rate_requests_per_s > 0 for point in points.values())
 
 
 # --- the papers' direction ---------------------------------------------------------------------

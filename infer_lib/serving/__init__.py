@@ -35,7 +35,14 @@ from infer_lib.serving.cost_model import StepCostModel
 from infer_lib.serving.disaggregated import DisaggregatedResult, Transfer, handoff_time_s, simulate_disaggregated
 from infer_lib.serving.engine import EventQueue, MultiInstanceResult, SimulationResult, simulate, simulate_instances
 from infer_lib.serving.frontier import FrontierPoint, best_throughput_at_slo, pareto_frontier, sweep
-from infer_lib.serving.goodput import GoodputPoint, max_goodput_rate, rescale_arrivals, slo_attainment
+from infer_lib.serving.goodput import (
+    GoodputPoint,
+    fleets_of,
+    goodput_by_fleet,
+    max_goodput_rate,
+    rescale_arrivals,
+    slo_attainment,
+)
 from infer_lib.serving.instance import Instance
 from infer_lib.serving.metrics import SLO, Percentiles, RequestRecord, StepLog, StepRecord, Summary, percentile
 from infer_lib.serving.policies import FCFS, DecodeFirst, PrefillFirst, QueuePolicy, ShortestPromptFirst, StepPriority
@@ -66,5 +73,5 @@ __all__ = [
     "azure_trace_path", "load_azure_trace",
     "SpeculationConfig",
     "DisaggregatedResult", "LeastOutstandingTokens", "Transfer", "handoff_time_s", "simulate_disaggregated",
-    "GoodputPoint", "max_goodput_rate", "rescale_arrivals", "slo_attainment",
+    "GoodputPoint", "fleets_of", "goodput_by_fleet", "max_goodput_rate", "rescale_arrivals", "slo_attainment",
 ]

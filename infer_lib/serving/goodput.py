@@ -14,6 +14,10 @@ assumes the share falls as the rate grows; where it does not, it returns one rat
 which the share crosses the target. :func:`rescale_arrivals` builds a trace at any rate
 from one trace's shape (a real trace's bursts kept, its lengths unchanged).
 
+For the comparisons of the chapter, :func:`fleets_of` lists every way to serve with a
+number of chips (colocated replicas, and each prefill:decode split), and
+:func:`goodput_by_fleet` runs the search for each.
+
 Introduced in ch-disaggregation.
 """
 
@@ -24,11 +28,19 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from infer_lib.checks import require_positive_int, require_positive_number
+from infer_lib.hardware import Chip, Link
+from infer_lib.models import ModelConfig
+from infer_lib.serving.config import SchedulerConfig
+from infer_lib.serving.disaggregated import simulate_disaggregated
+from infer_lib.serving.engine import simulate
 from infer_lib.serving.instance import SimulationResult
 from infer_lib.serving.metrics import SLO
 from infer_lib.serving.request import Request
 
-__all__ = ["GoodputPoint", "max_goodput_rate", "rescale_arrivals", "slo_attainment"]
+__all__ = ["GoodputPoint", "fleets_of", "goodput_by_fleet", "max_goodput_rate", "rescale_arrivals",
+           "slo_attainment"]
+
+Run = Callable[[Sequence[Request]], SimulationResult]
 
 
 def slo_attainment(result: SimulationResult, slo: SLO) -> float:
@@ -153,3 +165,30 @@ def max_goodput_rate(make_requests: Callable[[float], Sequence[Request]],
     gpus = gpus_at.get(good, gpus_at[rate])  # the fleet of the passing run (of the last one if none passed)
     return GoodputPoint(rate_requests_per_s=good, goodput_requests_per_s_per_gpu=good / gpus if good else 0.0,
                         num_gpus=gpus, attainment=good_share, failing_rate_requests_per_s=bad, num_runs=runs)
+
+
+def fleets_of(num_gpus: int, model: ModelConfig, chip: Chip, *, link: Link | str,
+              scheduler: SchedulerConfig | None = None, layerwise_transfer: bool = True) -> dict[str, Run]:
+    """Every way to serve on ``num_gpus`` chips, one chip per instance: ``"colocated"`` (that many
+    replicas, round robin) and ``"{p}P:{d}D"`` for each split p + d = num_gpus, over ``link``.
+
+    Each value serves a trace: ``fleets_of(...)["3P:1D"](requests)``. ``scheduler`` applies to
+    every instance (default ``SchedulerConfig()``: chunked prefill, 2,048-token budget).
+    Introduced in ch-disaggregation.
+    """
+    require_positive_int("num_gpus", num_gpus)
+    fleets: dict[str, Run] = {
+        "colocated": lambda requests: simulate(requests, model, chip, scheduler, num_instances=num_gpus)}
+    for num_prefill in range(1, num_gpus):
+        fleets[f"{num_prefill}P:{num_gpus - num_prefill}D"] = (
+            lambda requests, p=num_prefill: simulate_disaggregated(
+                requests, model, chip, num_prefill_instances=p, num_decode_instances=num_gpus - p, link=link,
+                scheduler=scheduler, layerwise_transfer=layerwise_transfer))
+    return fleets
+
+
+def goodput_by_fleet(make_requests: Callable[[float], Sequence[Request]], fleets: dict[str, Run], slo: SLO,
+                     **search: float) -> dict[str, GoodputPoint]:
+    """:func:`max_goodput_rate` of each fleet (as :func:`fleets_of` gives them) on the same traces,
+    with the same ``search`` settings (``attainment``, ``start_rate_per_s``, ...). Introduced in ch-disaggregation."""
+    return {name: max_goodput_rate(make_requests, run, slo, **search) for name, run in fleets.items()}
