@@ -6,6 +6,10 @@ glued cell's output, so that output must be a plain Python number: a numpy scala
 prints as ``np.float64(4.79)`` under numpy 2, which no format can read.
 ``glue_value`` converts numpy scalars and glues without displaying anything.
 
+Outside the book (a chapter downloaded as a notebook, where the glued values are
+already written into the text) myst-nb is usually not installed: ``glue`` then
+only shows the value when asked to, and ``glue_value`` does nothing.
+
 Introduced in ch-batching.
 """
 
@@ -21,16 +25,29 @@ def plain_value(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+def glue(name: str, value: Any, display: bool = True) -> None:
+    """myst-nb's ``glue`` when myst-nb is installed (the book's build); otherwise show ``value`` if ``display``.
+
+    A downloaded chapter imports this in place of ``from myst_nb import glue``, so it
+    runs where only the course library and Jupyter are installed.
+    """
+    try:
+        from myst_nb import glue as book_glue
+    except ImportError:
+        if display:
+            from IPython.display import display as show
+
+            show(value)
+        return
+    book_glue(name, value, display=display)
+
+
 def glue_value(name: str, value: Any) -> None:
     """Glue ``value`` under ``name`` for the page's prose, as a plain Python value, without showing it.
 
-    Needs myst-nb, which builds the book (installed with the course's extras).
+    In the book's build this hands the value to myst-nb; where myst-nb is not
+    installed (a downloaded chapter) it does nothing.
     """
     if not isinstance(name, str) or not name:
         raise ValueError(f"name must be the non-empty name the prose refers to, got {name!r}.")
-    try:
-        from myst_nb import glue
-    except ModuleNotFoundError as error:
-        raise ModuleNotFoundError("glue_value needs myst-nb, which builds the book: "
-                                  "pip install -e '.[course]' from the repository root.") from error
     glue(name, plain_value(value), display=False)
