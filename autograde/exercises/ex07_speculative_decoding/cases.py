@@ -14,7 +14,13 @@
   distribution"): P(TV(empirical, p) >= eps) <= (2^V - 2) exp(-2 N eps^2), so a
   correct answer fails with probability at most :data:`FALSE_FAIL`, whichever
   way it uses the uniforms, and an answer whose emitted distribution lies 2 eps
-  or more from p passes with probability at most :data:`FALSE_FAIL`. A case is
+  or more from p passes with probability at most :data:`FALSE_FAIL`. The rule
+  also fixes which token each trial's uniforms give, so the case stores the
+  reference's token for every trial (``tokens``, one digit each, or
+  :data:`UNCOMPARED` where a uniform lies within :data:`UNIFORM_MARGIN` of a
+  threshold) and the check compares them one by one: an answer that emits the
+  right frequencies without the rule (sampling p with its own randomness, or
+  handing out tokens by quota from call to call) fails there. A case is
   kept only if every catalogued mistake (:data:`MISTAKES`, whose emitted
   distributions are computed exactly here by summing over every tuple of
   candidates) lies at least 2 eps from p on it, and if the reference itself
@@ -56,6 +62,10 @@ FALSE_FAIL = 1e-6
 """Chance that a correct answer fails a distribution case, and that a mistake 2 eps away passes it."""
 EXACT_CALLS = 24
 """Random uniforms per exact case, besides the grid of extreme ones."""
+UNIFORM_MARGIN = 1e-9
+"""A distribution case's trial is compared token for token only if its uniforms are this far from every threshold."""
+UNCOMPARED = "."
+"""Stands for an uncompared trial in a distribution case's ``tokens`` (one digit per trial otherwise)."""
 TIE_REL = 1e-9
 """best_gamma_for_batch: a case whose two best draft lengths are closer than this, relatively, is fragile."""
 
@@ -169,14 +179,33 @@ def _distribution_case(verify: Callable[..., int], note: str, target: list[float
         if not distance >= 2 * limit:
             raise ValueError(f"{note}: the mistake {name!r} lies only {distance:.4f} from p (needs {2 * limit:.4f})")
     candidates, uniforms = trial_inputs(draft, k, TRIALS, seed)
+    if len(p) > 10:
+        raise ValueError(f"{note}: trial tokens are stored one digit each, so the vocabulary is at most 10")
     counts = np.zeros(len(p))
+    tokens = []
     for row, us in zip(candidates, uniforms):
-        counts[verify(list(target), list(draft), row, us)] += 1
+        token = verify(list(target), list(draft), row, us)
+        counts[token] += 1
+        tokens.append(str(token) if _steady(verify, target, draft, row, us, token) else UNCOMPARED)
     distance = 0.5 * np.abs(counts / TRIALS - p).sum()
     if distance > limit:
         raise ValueError(f"{note}: the reference lies {distance:.4f} from p on seed {seed}")
     return {"kind": "distribution", "note": note, "target_probs": list(target), "draft_probs": list(draft),
-            "num_candidates": k, "trials": TRIALS, "seed": seed, "tv_limit": limit}
+            "num_candidates": k, "trials": TRIALS, "seed": seed, "tv_limit": limit, "tokens": "".join(tokens)}
+
+
+def _steady(verify: Callable[..., int], target: list[float], draft: list[float], candidates: list[int],
+            uniforms: list[float], token: int) -> bool:
+    """True if moving every uniform by UNIFORM_MARGIN, down or up, leaves the reference's token as it is.
+
+    A trial where some uniform lies that close to a threshold (u_i at r(x_i) / q(x_i), u_(k+1) at a cumulative
+    probability) may go either way in a correct answer whose arithmetic rounds differently; it is not compared.
+    """
+    for shift in (-UNIFORM_MARGIN, UNIFORM_MARGIN):
+        moved = [min(max(u + shift, 0.0), 1.0 - 2.0**-53) for u in uniforms]
+        if verify(list(target), list(draft), list(candidates), moved) != token:
+            return False
+    return True
 
 
 def trial_inputs(draft: list[float], k: int, trials: int, seed: int) -> tuple[list[list[int]], list[list[float]]]:

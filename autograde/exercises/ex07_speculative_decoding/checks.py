@@ -6,7 +6,9 @@ for the two kinds of case and the statistics of the distribution test): the
 check draws every trial's candidates and uniforms from the case's seed, so
 the randomness is the grader's; the student's function receives copies of
 plain lists, and each result must be exactly an integer token id before it
-is counted. Hidden checks name the case by its position only. The three
+is counted. Besides the frequencies, every trial's token must be the one the
+rule gives for its uniforms (the reference's, stored in the case), except on
+the few trials where a uniform lies at a threshold. Hidden checks name the case by its position only. The three
 roofline functions are functions of plain numbers, declarative specs
 (:mod:`autograde.checking.numeric_checks`).
 """
@@ -18,7 +20,7 @@ from typing import Any
 
 from autograde.checking.numeric_checks import FunctionSpec
 from autograde.checking.student_code import CheckFailed, as_int, call_student, case_label, require_raises
-from autograde.exercises.ex07_speculative_decoding.cases import trial_inputs
+from autograde.exercises.ex07_speculative_decoding.cases import UNCOMPARED, trial_inputs
 
 VERIFY_HINT = (
     "Try the candidates in turn: accept x_i when u_i < r(x_i) / q(x_i); after a rejection set r to "
@@ -45,11 +47,16 @@ def _check_distribution(verify: Callable[..., Any], case: dict[str, Any], label:
     trials, vocab_size = case["trials"], len(target)
     candidates, uniforms = trial_inputs(draft, case["num_candidates"], trials, case["seed"])
     counts = [0] * vocab_size
+    first_mismatch = None
     for trial, (row, us) in enumerate(zip(candidates, uniforms, strict=True)):
         call = label if hidden else f"{label}, trial {trial + 1}: candidates {row}, uniforms {_short(us)}"
-        result = call_student(verify, (list(target), list(draft), row, us), {}, label=call,
+        result = call_student(verify, (list(target), list(draft), list(row), list(us)), {}, label=call,
                               show_output=not hidden and trial == 0)
         token = _token(result, call, vocab_size)
+        rule_token = case["tokens"][trial]
+        if first_mismatch is None and rule_token != UNCOMPARED and token != int(rule_token):
+            first_mismatch = (f"{label}, trial {trial + 1}: multi_draft_verify({target}, {draft}, {row}, {us})",
+                              int(rule_token), token)
         if target[token] == 0:
             if hidden:
                 raise CheckFailed(f"{label}: returned a token the target gives probability 0.")
@@ -61,7 +68,16 @@ def _check_distribution(verify: Callable[..., Any], case: dict[str, Any], label:
     frequencies = [count / trials for count in counts]
     distance = 0.5 * sum(abs(f - p) for f, p in zip(frequencies, target, strict=True))
     if distance <= case["tv_limit"]:
-        return
+        if first_mismatch is None:
+            return
+        if hidden:
+            raise CheckFailed(f"{label}: on some trial your token is not the one the rule gives for its uniforms.")
+        call, rule_token, token = first_mismatch
+        raise CheckFailed(
+            f"{call}: the rule gives token {rule_token}, yours returned {token}. Your frequencies are close to p, "
+            "but the rule also fixes which token each set of uniforms gives: use u_i for candidate i and the last "
+            "uniform only after every candidate is rejected, with no randomness of your own. " + VERIFY_HINT
+        )
     if hidden:
         raise CheckFailed(f"{label}: the emitted tokens are not distributed as the target's.")
     raise CheckFailed(

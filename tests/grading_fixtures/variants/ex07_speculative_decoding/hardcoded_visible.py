@@ -1,5 +1,6 @@
 # Mutant: fits the worked examples only: returns the first candidate when the draft equals the target, the
 # worked example's 1 after a rejected 0, else samples the visible case's target; the numbers are typed in.
+# Its frequencies pass the visible distribution case, but its tokens are not the rule's trial by trial.
 # %% replaces: ex07_verify_solution
 def _checked_distribution(name, probs):
     values = np.asarray(probs, dtype=float)
