@@ -213,6 +213,18 @@ class BlockManager:
         self.num_table_blocks += count
         return True
 
+    def append_blocks_in_turn(self, groups: Sequence[Collection[Hashable]], num_blocks: int) -> None:
+        """:meth:`append_blocks` for each group of ``groups`` in turn (``num_blocks`` in all), with one
+        pass over the free queue; the caller has checked that each group's blocks are free."""
+        blocks = iter(self._pop_free_blocks(num_blocks))
+        tables, num_tokens, block_size = self.block_tables, self.num_tokens, self.block_size
+        for request_ids in groups:
+            for request_id in request_ids:
+                table = tables[request_id]
+                table.append(next(blocks))
+                num_tokens[request_id] = (len(table) - 1) * block_size + 1
+        self.num_table_blocks += num_blocks
+
     def _pop_free_blocks(self, count: int) -> list[int]:
         """Take ``count`` blocks from the front of the free queue, evicting their cached content."""
         queue, head, ref_counts = self._free_queue, self._queue_head, self.ref_counts

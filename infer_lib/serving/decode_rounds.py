@@ -21,13 +21,20 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
+from itertools import repeat
+
+import numpy as np
 
 from infer_lib.serving.metrics import StepLog
 from infer_lib.serving.request import Request
 
 PASSES_WINDOW, LAST_TOKEN = 0, 1
 """Kinds of round events: a request's context reaches W - 1 tokens; a request samples its last token."""
+QUIET_ROUNDS_AT_ONCE = 1024
+"""Most decode rounds with no event between them computed in one go with numpy (a bound on wasted work)."""
+MIN_QUIET_ROUNDS_AT_ONCE = 160
+"""Fewer rounds than this run one by one: numpy's fixed cost per call pays only above it."""
 
 
 class DecodeRounds:
@@ -170,3 +177,162 @@ class DecodeRounds:
         self.context_tokens_sum = context_tokens_sum
         self.window_context_tokens_sum = window_context_tokens_sum
         self.last_round_end_s = last_round_end_s
+
+
+def run_quiet_rounds(decoding: DecodeRounds, kv_cache, log: StepLog, cost, num_rounds: int, end_s: float,
+                     stop_at_s: float, prefill_tokens_held: int, final_tokens_running: int) -> tuple[float, bool]:
+    """Run up to ``num_rounds`` decode rounds with no round event among them, all at once with numpy.
+
+    The same rounds as the scheduler's round-by-round loop, number for number: the round
+    times are the same float operations in the same order (the end times and the busy time
+    are running sums, which ``np.add.accumulate`` adds in order), the token-gap log gets the
+    same entries, and the KV blocks are appended round by round in the same order. Stops
+    after the first round that ends at or after ``stop_at_s``, or before a round whose new
+    blocks are not free. Returns (end of the last round run, whether a round lacked blocks).
+    """
+    n, k, paged = decoding.num_decoding, decoding.round, decoding.paged
+    flops_base, bytes_base, extra_s = cost.decode_step_base(n)
+    c = cost.decode_coefficients
+    context_sum, window_sum, inside = decoding.context_tokens_sum, decoding.window_context_tokens_sum, \
+        decoding.num_inside_window
+    if paged:
+        block_size, buckets = decoding.block_size, decoding.block_buckets
+        period = [len(buckets[(k + index) % block_size]) for index in range(block_size)]
+        needed = np.cumsum(np.resize(np.array(period, dtype=np.int64), num_rounds))  # blocks after each round
+        num_rounds = int(np.searchsorted(needed, kv_cache.num_free_blocks, side="right"))
+        if not num_rounds:
+            return end_s, True
+    steps = np.arange(num_rounds, dtype=np.int64)
+    contexts = context_sum + n * steps
+    windows = window_sum + inside * steps
+    compute_s = (flops_base + c[1] * contexts + c[2] * windows) / cost.flops_per_s
+    memory_s = (bytes_base + c[3] * contexts + c[4] * windows) / cost.memory_bytes_per_s
+    round_s = np.where(compute_s > memory_s, compute_s, memory_s) + extra_s
+    ends_s = np.add.accumulate(np.concatenate(([end_s], round_s)))
+    reached = np.flatnonzero(ends_s[1:] >= stop_at_s)
+    ran = int(reached[0]) + 1 if reached.size else num_rounds
+    blocked = paged and ran == num_rounds and not reached.size and num_rounds < len(needed)
+    if paged and needed[ran - 1]:
+        kv_cache.append_blocks_in_turn([buckets[(k + index) % block_size] for index in range(ran)],
+                                       int(needed[ran - 1]))
+    tokens_sum = ran * (context_sum + n + prefill_tokens_held) + n * (ran * (ran - 1) // 2)
+    log.num_steps += ran
+    log.busy_s = float(np.add.accumulate(np.concatenate(([log.busy_s], round_s[:ran])))[-1])
+    if paged:
+        blocks_sum = int(needed[:ran].sum())
+        free_before, table_before = kv_cache.num_free_blocks + int(needed[ran - 1]), \
+            kv_cache.num_table_blocks - int(needed[ran - 1])
+        allocated_sum = block_size * (ran * (kv_cache.num_blocks - free_before) + blocks_sum)
+        log.kv_allocated_slots_sum += allocated_sum
+        log.kv_used_slots_sum += allocated_sum - block_size * (ran * table_before + blocks_sum) + tokens_sum
+    else:
+        log.kv_allocated_slots_sum += ran * kv_cache.num_reserved_tokens
+        log.kv_used_slots_sum += tokens_sum
+        log.kv_future_slots_sum += ran * final_tokens_running - tokens_sum
+    log.tbt_gaps_s.frombytes((ends_s[1:ran + 1] - ends_s[:ran]).tobytes())
+    log.tbt_counts.frombytes(np.full(ran, n, dtype=np.int64).tobytes())
+    end_s = float(ends_s[ran])
+    decoding.store_stretch(ran, context_sum + n * ran, window_sum + inside * ran, end_s)
+    return end_s, blocked
+
+
+def run_quiet_stretch(decoding: DecodeRounds, kv_cache, log: StepLog, cost, end_s: float, stop_at_s: float,
+                      prefill_tokens_held: int, final_tokens_running: int,
+                      on_round: Callable[[float, float], None] | None) -> tuple[float, bool]:
+    """Run decode rounds from the current one until the next round event (``last_quiet_round``),
+    the first round that ends at or after ``stop_at_s``, or a round whose new blocks are not free.
+
+    Long stretches go to :func:`run_quiet_rounds` (numpy), short ones round by round; the
+    two compute the same numbers. ``on_round(start_s, duration_s)``, for step records, is
+    called for each round. Returns (end of the last round run, whether a round lacked blocks).
+    """
+    num_rounds = decoding.last_quiet_round() - decoding.round + 1
+    if on_round is None and num_rounds >= MIN_QUIET_ROUNDS_AT_ONCE:
+        num_rounds = min(num_rounds, QUIET_ROUNDS_AT_ONCE)
+        if stop_at_s < math.inf:  # rounds only grow longer: this many reach stop_at_s
+            num_rounds = min(num_rounds, (stop_at_s - end_s) // cost.decode_step_time_s(
+                decoding.num_decoding, decoding.context_tokens_sum, decoding.window_context_tokens_sum) + 2)
+        if num_rounds >= MIN_QUIET_ROUNDS_AT_ONCE:
+            return run_quiet_rounds(decoding, kv_cache, log, cost, int(num_rounds), end_s, stop_at_s,
+                                    prefill_tokens_held, final_tokens_running)
+    return run_rounds_one_by_one(decoding, kv_cache, log, cost, end_s, stop_at_s, prefill_tokens_held,
+                                 final_tokens_running, on_round)
+
+
+def run_rounds_one_by_one(decoding: DecodeRounds, kv_cache, log: StepLog, cost, end_s: float, stop_at_s: float,
+                          prefill_tokens_held: int, final_tokens_running: int,
+                          on_round: Callable[[float, float], None] | None) -> tuple[float, bool]:
+    """:func:`run_quiet_stretch` round by round, from local copies of the sums and the log's counters.
+
+    Each round: its new blocks, its time on the roofline (as ``StepCostModel.decode_step_time_s``),
+    the KV in use (as ``StepLog.step``), its token gap, and the sums advanced (as
+    :meth:`DecodeRounds.complete_round`; nobody decodes for the first time here).
+    """
+    n, paged, last_round = decoding.num_decoding, decoding.paged, decoding.last_quiet_round()
+    k = first_round = start_round = decoding.round
+    flops_base, bytes_base, extra_s = cost.decode_step_base(n)
+    c = cost.decode_coefficients
+    c1, c2, c3, c4 = c[1], c[2], c[3], c[4]
+    flops_per_s, memory_bytes_per_s = cost.flops_per_s, cost.memory_bytes_per_s
+    context_sum, window_sum = decoding.context_tokens_sum, decoding.window_context_tokens_sum
+    inside = decoding.num_inside_window
+    gap = log.tbt_gaps_s.append
+    busy_s, allocated_sum, used_sum, blocked = log.busy_s, 0, 0, False
+    # KV slots in use in a round = allocated - (table blocks x block size) + tokens, with tokens =
+    # context_sum + n + prefill_tokens_held: all but context_sum change only when blocks are appended.
+    # The rounds' new blocks are counted here and appended in turn at the end (or before a recorded round).
+    if paged:
+        buckets, block_size = decoding.block_buckets, decoding.block_size
+        num_free, num_table_blocks, num_new = kv_cache.num_free_blocks, kv_cache.num_table_blocks, 0
+        to_append: list[dict[Hashable, Request]] = []
+        allocated = (kv_cache.num_blocks - num_free) * block_size
+        other_used = allocated - num_table_blocks * block_size + n + prefill_tokens_held
+    else:
+        allocated, other_used = kv_cache.num_reserved_tokens, n + prefill_tokens_held
+    while True:
+        if paged:
+            bucket = buckets[k % block_size]
+            if bucket:
+                size = len(bucket)
+                if size > num_free:
+                    blocked = True
+                    break
+                to_append.append(bucket)
+                num_free -= size
+                num_table_blocks += size
+                num_new += size
+                allocated = (kv_cache.num_blocks - num_free) * block_size
+                other_used = allocated - num_table_blocks * block_size + n + prefill_tokens_held
+        compute_s = (flops_base + c1 * context_sum + c2 * window_sum) / flops_per_s
+        memory_s = (bytes_base + c3 * context_sum + c4 * window_sum) / memory_bytes_per_s
+        round_s = (compute_s if compute_s > memory_s else memory_s) + extra_s
+        busy_s += round_s
+        allocated_sum += allocated
+        used_sum += other_used + context_sum
+        if on_round is not None:  # the recorder reads the scheduler: bring it up to date first
+            if paged and num_new:
+                kv_cache.append_blocks_in_turn(to_append, num_new)
+                to_append, num_new = [], 0
+            decoding.store_stretch(k - first_round, context_sum, window_sum, end_s)
+            first_round = k
+            on_round(end_s, round_s)
+        next_end_s = end_s + round_s
+        gap(next_end_s - end_s)
+        context_sum += n
+        window_sum += inside
+        k += 1
+        end_s = next_end_s
+        if k > last_round or end_s >= stop_at_s:
+            break
+    if paged and num_new:
+        kv_cache.append_blocks_in_turn(to_append, num_new)
+    num_rounds = k - start_round
+    log.num_steps += num_rounds
+    log.busy_s = busy_s
+    log.kv_allocated_slots_sum += allocated_sum
+    log.kv_used_slots_sum += used_sum
+    if not paged:  # tokens = used slots here
+        log.kv_future_slots_sum += num_rounds * final_tokens_running - used_sum
+    log.tbt_counts.extend(repeat(n, num_rounds))
+    decoding.store_stretch(k - first_round, context_sum, window_sum, end_s)
+    return end_s, blocked

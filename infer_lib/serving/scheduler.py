@@ -39,7 +39,7 @@ from collections.abc import Callable, Hashable
 from infer_lib.serving.block_manager import BlockManager
 from infer_lib.serving.config import CacheConfig, SchedulerConfig
 from infer_lib.serving.cost_model import StepCostModel
-from infer_lib.serving.decode_rounds import DecodeRounds
+from infer_lib.serving.decode_rounds import DecodeRounds, run_quiet_stretch
 from infer_lib.serving.metrics import StepLog
 from infer_lib.serving.request import Request, RequestStatus
 from infer_lib.serving.reservation import ContiguousReservation
@@ -389,12 +389,7 @@ class Scheduler:
         the rounds between two events (a last token, a window passed) run from local sums.
         ``on_round(start_s, duration_s)`` is called for each further round.
         """
-        decoding, log, kv_cache, paged, block_size = self.decode_rounds, self.log, self.kv_cache, self.paged, \
-            self.block_size
-        buckets, gaps, counts = decoding.block_buckets, log.tbt_gaps_s, log.tbt_counts
-        c = cost.decode_coefficients
-        c1, c2, c3, c4 = c[1], c[2], c[3], c[4]
-        flops_per_s, memory_bytes_per_s = cost.flops_per_s, cost.memory_bytes_per_s
+        decoding, log, kv_cache = self.decode_rounds, self.log, self.kv_cache
         prefill_tokens_held = sum(request.num_computed_tokens for request in self.prefilling)
         decoding.complete_round(end_s)  # the scheduled round: it may hold first decodes
         while True:
@@ -408,46 +403,10 @@ class Scheduler:
             if finished and not self.static and (self.waiting or self.prefilling):
                 return end_s  # the room it freed may admit someone: form the next step normally
             # A stretch of rounds with no event, from local copies of the sums.
-            k = first_round = decoding.round
-            last_round = decoding.last_quiet_round()
-            flops_base, bytes_base, extra_s = cost.decode_step_base(n)
-            context_sum, window_sum = decoding.context_tokens_sum, decoding.window_context_tokens_sum
-            inside = decoding.num_inside_window
-            while True:
-                if paged:
-                    needs_block = buckets[k % block_size]
-                    if needs_block and not kv_cache.append_blocks(needs_block):
-                        decoding.store_stretch(k - first_round, context_sum, window_sum, end_s)
-                        return end_s  # someone must be preempted: form the next step normally
-                compute_s = (flops_base + c1 * context_sum + c2 * window_sum) / flops_per_s
-                memory_s = (bytes_base + c3 * context_sum + c4 * window_sum) / memory_bytes_per_s
-                round_s = (compute_s if compute_s > memory_s else memory_s) + extra_s
-                tokens = context_sum + n + prefill_tokens_held
-                log.num_steps += 1
-                log.busy_s += round_s
-                if paged:
-                    allocated = (kv_cache.num_blocks - kv_cache.num_free_blocks) * block_size
-                    log.kv_allocated_slots_sum += allocated
-                    log.kv_used_slots_sum += allocated - kv_cache.num_table_blocks * block_size + tokens
-                else:
-                    log.kv_allocated_slots_sum += kv_cache.num_reserved_tokens
-                    log.kv_used_slots_sum += tokens
-                    log.kv_future_slots_sum += self.final_tokens_running - tokens
-                if on_round is not None:  # the recorder reads the scheduler: bring it up to date first
-                    decoding.store_stretch(k - first_round, context_sum, window_sum, end_s)
-                    first_round = k
-                    on_round(end_s, round_s)
-                # Complete round k (as DecodeRounds.complete_round; nobody decodes for the first time here).
-                next_end_s = end_s + round_s
-                gaps.append(next_end_s - end_s)
-                counts.append(n)
-                context_sum += n
-                window_sum += inside
-                k += 1
-                end_s = next_end_s
-                if k > last_round or end_s >= stop_at_s:
-                    break
-            decoding.store_stretch(k - first_round, context_sum, window_sum, end_s)
+            end_s, blocked = run_quiet_stretch(decoding, kv_cache, log, cost, end_s, stop_at_s, prefill_tokens_held,
+                                               self.final_tokens_running, on_round)
+            if blocked:
+                return end_s  # someone must be preempted: form the next step normally
 
     @property
     def num_output_tokens(self) -> int:
