@@ -314,7 +314,9 @@ def test_the_simulated_server(chapter7):
     high_cut = chapter7["sim_high_cut_ms"]
     assert high_spec > high_plain
     assert high_plain * 0.99 <= high_cut <= high_plain * 1.05
-    assert chapter7["sim_cutoff"] / 4 < chapter7["sim_high_batch"] <= 300    # 300 requests in all
+    # the batch at which the median token is written is the scheduler's cap (256 running sequences, vLLM's
+    # default max_num_seqs), past the cut-off: that is why speculating always loses there
+    assert chapter7["sim_cutoff"] < chapter7["sim_high_batch"] == 256
 
 
 # --------------------------------------------------------------------------- drafters and practice
