@@ -3,15 +3,21 @@
 The theme copies each executed page to ``_sources/<page>.ipynb`` and offers it in the
 download menu, outputs included. This extension
 
-- puts one cell first in each of those notebooks that installs the course library
-  when it is missing (Colab, Binder, a fresh Jupyter) and does nothing in a clone of
-  the course; nothing else in the notebook changes;
+- makes each of those notebooks read and run as a notebook (``notebook_markdown``):
+  glued values, citations and cross-references written into its Markdown, answers
+  folded, listings inlined, hidden cells folded, and no myst-nb needed to run it;
+- puts one cell first in each that installs the course library when it is missing
+  (Colab, Binder, a fresh Jupyter) and does nothing where it is installed;
 - writes the same notebooks, with the exercises' student releases, into the launch
   folder ``_build/notebooks/`` (``chapters/``, ``exercises/``, ``requirements.txt``
   for Binder), which the publish path pushes to the ``course_launch_branch`` of the
   repository: Colab and Binder open notebooks from a GitHub branch, and the MyST
   sources on ``main`` are not notebooks to them;
-- points the Binder, Colab and JupyterHub buttons at that branch.
+- points the Binder, Colab and JupyterHub buttons at that branch;
+- leaves out the live-code (Thebe) configuration Jupyter Book puts on every page,
+  which names a Binder repository that is not the course's. Live code on the page
+  could not run the chapters anyway: their setup cells are removed from the page.
+  Binder, Colab and the download run the whole notebook instead.
 """
 
 from __future__ import annotations
@@ -25,15 +31,17 @@ from typing import Any
 from urllib.parse import urlencode
 
 from sphinx.application import Sphinx
+from sphinx.directives.code import LiteralIncludeReader
 from sphinx.util import logging
 
 from course_repository import Repository, course_repository
+from notebook_markdown import PageLinks, take_away_cells
 
 LOGGER = logging.getLogger(__name__)
 INSTALL_CELL_TAG = "install-course-library"
 LAUNCH_FOLDER = "notebooks"
-#: Packages a chapter imports besides the course library (``from myst_nb import glue``).
-CHAPTER_EXTRA_PACKAGES = ("myst-nb",)
+#: Packages a chapter needs besides the course library: none (its glue comes from ``infer_lib.glue``).
+CHAPTER_EXTRA_PACKAGES: tuple[str, ...] = ()
 UI_PREFIXES = {"classic": "tree", "jupyterlab": "lab/tree"}
 
 
@@ -63,6 +71,8 @@ def with_install_cell(notebook: dict[str, Any], repository: Repository, extra_pa
         "outputs": [],
         "source": install_cell_source(repository, extra_packages),
     }
+    if (taken_away.get("nbformat"), taken_away.get("nbformat_minor", 0)) >= (4, 5):
+        install["id"] = INSTALL_CELL_TAG  # nbformat 4.5 gives every cell an id
     taken_away["cells"] = [install, *cells]
     return taken_away
 
@@ -110,18 +120,56 @@ def _point_launch_buttons(app: Sphinx, pagename: str, templatename: str, context
                 button["url"] = urls[button["text"]]
 
 
+def site_links(app: Sphinx) -> PageLinks:
+    """The site's citations, section labels, figure numbers and page titles, as absolute links."""
+    base = app.config.html_baseurl.rstrip("/") + "/"
+    env = app.env
+    citations = {citation.key: (citation.formatted_entry.label,
+                                f"{base}{citation.bibliography_key.docname}.html#{citation.citation_id}")
+                 for citation in env.get_domain("cite").citations}
+    labels = env.get_domain("std").labels
+    anonymous = env.get_domain("std").anonlabels
+    targets = {label: (title, f"{base}{docname}.html#{anchor}") for label, (docname, anchor, title) in labels.items()}
+    figure_format = app.config.numfig_format.get("figure", "Fig. %s")
+    figures = {}
+    for label, (docname, anchor) in anonymous.items():
+        number = env.toc_fignumbers.get(docname, {}).get("figure", {}).get(anchor)
+        if number:
+            figures[label] = (figure_format % ".".join(map(str, number)), f"{base}{docname}.html#{anchor}")
+    documents = {docname: (env.titles[docname].astext(), f"{base}{docname}.html") for docname in env.found_docs}
+    return PageLinks(citations=citations, targets=targets, figures=figures, documents=documents)
+
+
+def page_links(app: Sphinx, site: PageLinks, docname: str) -> PageLinks:
+    """``site`` with the values ``docname`` glued and its listings, read relative to the page."""
+    glue_path = Path(app.env.mystnb_config.output_folder, *f"{docname}.glue.json".split("/"))
+    glued = ({name: output["data"]["text/plain"] for name, output in json.loads(glue_path.read_text("utf-8")).items()}
+             if glue_path.is_file() else {})
+    page_folder = Path(app.srcdir, docname).parent
+
+    def read_listing(path: str, options: dict[str, str]) -> str:
+        reader_options = {key: value for key, value in options.items() if key != "language"}
+        return LiteralIncludeReader(str(page_folder / path), reader_options, app.config).read()[0]
+
+    return PageLinks(glued=glued, citations=site.citations, targets=site.targets, figures=site.figures,
+                     documents=site.documents, read_listing=read_listing)
+
+
 def _write_take_away_notebooks(app: Sphinx, exception: Exception | None) -> None:
-    """Add the install cell to every downloadable page notebook and fill the launch folder."""
+    """Write every downloadable page notebook as a reader's notebook, install cell first; fill the launch folder."""
     if exception is not None or app.builder.format != "html":
         return
     repository = course_repository(app.config)
     sources = Path(app.outdir) / "_sources"
     folder = launch_folder(app)
+    site = site_links(app)
     for docname in sorted(app.env.found_docs):
         path = sources / f"{docname}.ipynb"
-        if not path.is_file():
+        executed = Path(app.env.mystnb_config.output_folder, *f"{docname}.ipynb".split("/"))
+        if not path.is_file() or not executed.is_file():
             continue
-        notebook = with_install_cell(json.loads(path.read_text(encoding="utf-8")), repository, CHAPTER_EXTRA_PACKAGES)
+        read = take_away_cells(json.loads(executed.read_text(encoding="utf-8")), page_links(app, site, docname))
+        notebook = with_install_cell(read, repository, CHAPTER_EXTRA_PACKAGES)
         write_notebook(path, notebook)
         write_notebook(folder / f"{docname}.ipynb", notebook)
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -140,9 +188,25 @@ def _write_take_away_notebooks(app: Sphinx, exception: Exception | None) -> None
     )
 
 
+def _drop_live_code(app: Sphinx) -> None:
+    """Disconnect sphinx-thebe (loaded by Jupyter Book whatever the settings), which adds live code to every page."""
+    for listeners in app.events.listeners.values():
+        for listener in list(listeners):
+            if getattr(listener.handler, "__module__", "") == "sphinx_thebe":
+                app.disconnect(listener.id)
+
+
+def _drop_live_code_styles(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any], doctree: object) -> None:
+    """Leave sphinx-thebe's style sheet off the page: nothing on it uses it any more."""
+    context["css_files"] = [css for css in context.get("css_files", [])
+                            if "thebe" not in str(getattr(css, "filename", css))]
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     """Register the settings and hooks (after the theme has built its buttons, priority 501)."""
     app.add_config_value("course_launch_branch", "notebooks", "html", types=[str])
+    app.connect("builder-inited", _drop_live_code)
+    app.connect("html-page-context", _drop_live_code_styles)
     app.connect("html-page-context", _point_launch_buttons, priority=510)
     app.connect("build-finished", _write_take_away_notebooks)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
