@@ -242,34 +242,24 @@ def run_quiet_stretch(decoding: DecodeRounds, kv_cache, log: StepLog, cost, end_
     """Run decode rounds from the current one until the next round event (``last_quiet_round``),
     the first round that ends at or after ``stop_at_s``, or a round whose new blocks are not free.
 
-    Long stretches go to :func:`run_quiet_rounds` (numpy), short ones round by round; the
-    two compute the same numbers. ``on_round(start_s, duration_s)``, for step records, is
+    Long stretches go to :func:`run_quiet_rounds` (numpy); short ones run here round by
+    round from local copies of the sums and the log's counters: each round's new blocks,
+    its time on the roofline (as ``StepCostModel.decode_step_time_s``), the KV in use (as
+    ``StepLog.step``), its token gap, and the sums advanced (as
+    :meth:`DecodeRounds.complete_round`; nobody decodes for the first time here). Both
+    compute the same numbers. ``on_round(start_s, duration_s)``, for step records, is
     called for each round. Returns (end of the last round run, whether a round lacked blocks).
-    """
-    num_rounds = decoding.last_quiet_round() - decoding.round + 1
-    if on_round is None and num_rounds >= MIN_QUIET_ROUNDS_AT_ONCE:
-        num_rounds = min(num_rounds, QUIET_ROUNDS_AT_ONCE)
-        if stop_at_s < math.inf:  # rounds only grow longer: this many reach stop_at_s
-            num_rounds = min(num_rounds, (stop_at_s - end_s) // cost.decode_step_time_s(
-                decoding.num_decoding, decoding.context_tokens_sum, decoding.window_context_tokens_sum) + 2)
-        if num_rounds >= MIN_QUIET_ROUNDS_AT_ONCE:
-            return run_quiet_rounds(decoding, kv_cache, log, cost, int(num_rounds), end_s, stop_at_s,
-                                    prefill_tokens_held, final_tokens_running)
-    return run_rounds_one_by_one(decoding, kv_cache, log, cost, end_s, stop_at_s, prefill_tokens_held,
-                                 final_tokens_running, on_round)
-
-
-def run_rounds_one_by_one(decoding: DecodeRounds, kv_cache, log: StepLog, cost, end_s: float, stop_at_s: float,
-                          prefill_tokens_held: int, final_tokens_running: int,
-                          on_round: Callable[[float, float], None] | None) -> tuple[float, bool]:
-    """:func:`run_quiet_stretch` round by round, from local copies of the sums and the log's counters.
-
-    Each round: its new blocks, its time on the roofline (as ``StepCostModel.decode_step_time_s``),
-    the KV in use (as ``StepLog.step``), its token gap, and the sums advanced (as
-    :meth:`DecodeRounds.complete_round`; nobody decodes for the first time here).
     """
     n, paged, last_round = decoding.num_decoding, decoding.paged, decoding.last_quiet_round()
     k = first_round = start_round = decoding.round
+    if on_round is None and last_round - k + 1 >= MIN_QUIET_ROUNDS_AT_ONCE:
+        num_rounds = min(last_round - k + 1, QUIET_ROUNDS_AT_ONCE)
+        if stop_at_s < math.inf:  # rounds only grow longer: this many reach stop_at_s
+            num_rounds = min(num_rounds, (stop_at_s - end_s) // cost.decode_step_time_s(
+                n, decoding.context_tokens_sum, decoding.window_context_tokens_sum) + 2)
+        if num_rounds >= MIN_QUIET_ROUNDS_AT_ONCE:
+            return run_quiet_rounds(decoding, kv_cache, log, cost, int(num_rounds), end_s, stop_at_s,
+                                    prefill_tokens_held, final_tokens_running)
     flops_base, bytes_base, extra_s = cost.decode_step_base(n)
     c = cost.decode_coefficients
     c1, c2, c3, c4 = c[1], c[2], c[3], c[4]
@@ -325,7 +315,10 @@ def run_rounds_one_by_one(decoding: DecodeRounds, kv_cache, log: StepLog, cost, 
         if k > last_round or end_s >= stop_at_s:
             break
     if paged and num_new:
-        kv_cache.append_blocks_in_turn(to_append, num_new)
+        if len(to_append) == 1:
+            kv_cache.append_blocks(to_append[0])
+        else:
+            kv_cache.append_blocks_in_turn(to_append, num_new)
     num_rounds = k - start_round
     log.num_steps += num_rounds
     log.busy_s = busy_s
@@ -333,6 +326,9 @@ def run_rounds_one_by_one(decoding: DecodeRounds, kv_cache, log: StepLog, cost, 
     log.kv_used_slots_sum += used_sum
     if not paged:  # tokens = used slots here
         log.kv_future_slots_sum += num_rounds * final_tokens_running - used_sum
-    log.tbt_counts.extend(repeat(n, num_rounds))
+    if num_rounds == 1:
+        log.tbt_counts.append(n)
+    else:
+        log.tbt_counts.extend(repeat(n, num_rounds))
     decoding.store_stretch(k - first_round, context_sum, window_sum, end_s)
     return end_s, blocked

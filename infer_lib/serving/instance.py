@@ -107,6 +107,8 @@ class Instance:
         self.scheduler = Scheduler(scheduler, cache, self.kv_cache, sliding_window=self.cost.sliding_window,
                                    kv_bytes_per_token=kv_bytes_per_token(model, bytes_per_kv_value),
                                    max_model_len=self.max_model_len, log=self.log)
+        if self.speculator is not None:
+            self.scheduler.one_block_each = False  # verify passes hold blocks ahead of the decode rounds
         self.record_steps = record_steps
         self.fast_forward = fast_forward and self.speculator is None
         self.num_requests_added = 0

@@ -101,6 +101,9 @@ class Scheduler:
         self.static = config.batching == "static"
         self.decodes_first = config.step_priority.decodes_first
         self.swap = config.preemption_mode == "swap"
+        # Each request that needs a block in a decode round needs exactly one, unless a swapped one
+        # resumed decoding in the same step before the decodes were scheduled (prefills first).
+        self.one_block_each = self.decodes_first or not self.swap
         self.kv_bytes_per_token = kv_bytes_per_token
         self.max_model_len = max_model_len
 
@@ -181,7 +184,10 @@ class Scheduler:
         decoding.pass_windows()
         if not self.paged:
             return
-        for request in list(decoding.needing_block().values()):
+        needing = decoding.needing_block()
+        if needing and self.one_block_each and self.kv_cache.append_blocks(needing):
+            return  # one block each, all free: what the loop below gives them, in one call
+        for request in list(needing.values()):
             # Its cache holds a whole number of blocks: the token it feeds needs a new one
             # (unless it came back from a swap this very step with the block already given).
             num_tokens = decoding.cached_tokens(request) + 1
