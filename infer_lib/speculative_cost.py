@@ -301,7 +301,8 @@ def use_speculation(batch_size: int, cutoff: int | None) -> bool:
 
     ``cutoff`` None never turns speculation off. It plays the role of vLLM's
     ``speculative_disable_by_batch_size``; pick it with :func:`speculation_cutoff_batch`
-    as an upper bound, or from measurements. Introduced in ch-speculative-decoding.
+    as a first estimate (a ratio of two roofline bounds, which real kernels can reach at a
+    smaller batch), or from measurements. Introduced in ch-speculative-decoding.
     """
     require_non_negative_int("batch_size", batch_size)
     if cutoff is None:

@@ -53,13 +53,17 @@ def _reset_student(course_root: Path, student_id: str, exercise: str) -> None:
 
 
 def _sandbox_reasons(course_root: Path, student_id: str, exercise: str) -> list[str]:
-    """Why the sandbox report of this submission calls for a person: stalls, crashes, limits, broken test cells."""
+    """Why the sandbox report of this submission calls for a person: stalls, crashes, limits, broken test cells,
+    a cell of the course's own (its setup) that raised."""
     path = build_dir(course_root) / "sandbox" / student_id / exercise / f"{exercise}.json"
     if not path.is_file():
         return ["no sandbox report was written"]
     report = json.loads(path.read_text(encoding="utf-8"))
     reasons = [f"{event['where']}: {event['reason']}" for event in report.get("events", [])]
     reasons += [f"test cell {index}: {why}" for index, why in report.get("ungradable_test_cells", {}).items()]
+    reasons += [f"the course's own cell {index} raised {error}: the checks after it may have failed for a reason "
+                "that is not the student's (can the sandbox import the course library? run the reference solution "
+                "through the same harness)" for index, error in report.get("course_cell_errors", {}).items()]
     return reasons
 
 

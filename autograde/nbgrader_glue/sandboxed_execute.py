@@ -77,6 +77,12 @@ class CheckCall:
         return self.check_name.endswith("_hidden")
 
 
+def _is_course_cell(cell: NotebookNode) -> bool:
+    """A locked cell of the release that is not a test (its setup: imports, given data), not the student's."""
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return isinstance(meta, dict) and bool(meta.get("locked")) and not meta.get("solution")
+
+
 def parse_test_cell(source: str) -> list[CheckCall]:
     """The checks a test cell calls, in order; UngradableTestCell if it holds anything else."""
     try:
@@ -207,6 +213,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         tests: list[tuple[int, list[CheckCall]]] = []
         broken: dict[int, str] = {}
         student_cells: list[str] = []
+        course_cells: dict[int, int] = {}  # position among the cells run -> notebook index, for the course's own cells
         for index, cell in enumerate(nb.cells):
             if cell.cell_type != "code":
                 continue
@@ -216,6 +223,8 @@ class SandboxedExecute(NbGraderPreprocessor):
                 except UngradableTestCell as error:
                     broken[index] = str(error)
             else:
+                if _is_course_cell(cell):
+                    course_cells[len(student_cells)] = index
                 student_cells.append(cell.source)
                 cell.outputs = []
         secret = self._secret()
@@ -254,7 +263,10 @@ class SandboxedExecute(NbGraderPreprocessor):
         for index, reason in broken.items():
             message = f"this test cell cannot be graded automatically: {reason}"
             nb.cells[index].outputs = [new_output("error", ename="UngradableTestCell", evalue=message, traceback=[message])]
-        self._write_report(resources, backend, capabilities, session, outcomes, broken, repairs, secret is not None)
+        course_cell_errors = {course_cells[position]: error for position, error in session.cell_errors.items()
+                              if position in course_cells}
+        self._write_report(resources, backend, capabilities, session, outcomes, broken, repairs, secret is not None,
+                           course_cell_errors)
         return nb, resources
 
     def _report_path(self, resources: ResourcesDict, suffix: str) -> Path | None:
@@ -278,6 +290,7 @@ class SandboxedExecute(NbGraderPreprocessor):
         broken: dict[int, str],
         repairs: list[str],
         drawn: bool,
+        course_cell_errors: dict[int, str],
     ) -> None:
         path = self._report_path(resources, ".json")
         if path is None:
@@ -293,6 +306,7 @@ class SandboxedExecute(NbGraderPreprocessor):
                 for o in cell
             ],
             "ungradable_test_cells": {str(index): reason for index, reason in broken.items()},
+            "course_cell_errors": {str(index): error for index, error in course_cell_errors.items()},
             "repairs": repairs,
             "hidden_cases": "drawn from the instructor's secret" if drawn else "shipped",
         }
