@@ -117,9 +117,13 @@ TRACE_FILES = {"code": "AzureLLMInferenceTrace_code.csv", "conversation": "Azure
     ("distserve_tighter_slo_osdi", 12.6), ("distserve_goodput_v1", 4.48), ("distserve_tighter_slo_v1", 10.2),
     ("mooncake_throughput_gain_simulated", 525), ("mooncake_more_requests_real", 75),
     # the simulated comparison's settings
-    ("map_budget", 512), ("map_output_tokens", 64), ("map_ratio_low", 1), ("map_ratio_high", 64),
-    ("map_window_s", 1.5), ("map_ttft_ms", 300), ("map_tight_tpot_ms", 6), ("map_loose_tpot_ms", 15),
-    ("map_target_share", 0.9), ("map_num_cells", 4 * 5), ("gvt_gpus", 4), ("gvt_ratio", 16),
+    ("map_budget", 512), ("map_default_budget", 2048), ("map_output_tokens", 64), ("map_ratio_low", 4),
+    ("map_ratio_high", 64), ("map_window_s", 10), ("map_ttft_ms", 300), ("map_tight_tpot_ms", 6),
+    ("map_loose_tpot_ms", 15), ("map_target_share", 0.9), ("map_num_cells", 3 * 5), ("map_tie_band", 0.1),
+    ("gvt_gpus", 4), ("gvt_ratio", 16), ("gvt_budget", 2048),
+    # A queue growing from 0 at rate (offered - sustained): 90% of TTFTs stay under 0.3 s for a window of
+    # T seconds up to offered / sustained = 1 / (1 - 0.3 / (0.9 T)): 1.034 at 10 s, 1.286 at 1.5 s.
+    ("map_overload_allowance", 1 / (1 - 0.3 / 9)), ("map_overload_allowance_short", 1 / (1 - 0.3 / 1.35)),
 ])
 def test_inputs_and_published_figures(chapter8, key, expected):
     assert chapter8[key] == pytest.approx(expected, rel=1e-12)
@@ -269,30 +273,57 @@ def test_throughput_stays_and_goodput_moves(chapter8):
     # Each fleet's goodput per GPU can only grow as the TPOT limit loosens.
     assert chapter8["gvt_tight_colocated"] <= chapter8["gvt_loose_colocated"]
     assert chapter8["gvt_tight_split"] <= chapter8["gvt_loose_split"]
-    # The roofline bounds what four H100s finish: prompts of 1,024 tokens at the median (mean 1,024 e^0.125)
-    # take at least 2 x 7,504,924,672 x 1,160 FLOPs = 17.6 ms of one chip each, a sustained limit of
-    # about 57 requests per second per GPU; a 1.5 s run may exceed it briefly, by less than 2x.
+    # A tight limit and 2,048-token chunks: the split wins; a loose limit: it does not.
+    assert chapter8["gvt_tight_split"] > 1.25 * chapter8["gvt_tight_colocated"]
+    assert chapter8["gvt_loose_split"] < chapter8["gvt_loose_colocated"]
+
+
+def test_goodput_stays_under_what_the_roofline_lets_a_fleet_sustain(chapter8):
+    # Prompts of 1,024 tokens at the median (mean 1,024 e^0.125) take at least 2 x 7,504,924,672 x 1,160
+    # FLOPs = 17.6 ms of one chip each: about 57 requests per second per GPU colocated, and P / 4 of that
+    # for a split with P prefill GPUs of 4. A 10 s run may overshoot a sustained rate by the overload
+    # allowance (3.4%); 5% more covers the sample's mean prompt. A 1.5 s run overshot by 23%.
     prefill_floor_s = 2 * MATMUL_WEIGHTS_WITH_HEAD_8B * 1024 * math.exp(0.125) / PEAK_FLOPS_PER_S
-    for key in ("gvt_tight_colocated", "gvt_loose_colocated", "gvt_tight_split", "gvt_loose_split"):
-        assert chapter8[key] < 2 / prefill_floor_s
+    per_gpu_limit = chapter8["map_overload_allowance"] * 1.05 / prefill_floor_s
+    for key in ("gvt_tight_colocated", "gvt_loose_colocated", "map4_default_loose_r16_colocated",
+                "map4_default_loose_r16_split"):
+        assert chapter8[key] <= per_gpu_limit
+    for key in ("gvt_tight_split", "gvt_loose_split"):
+        assert chapter8[key] <= per_gpu_limit * chapter8["gvt_prefill_gpus"] / 4
     assert chapter8["gvt_light_rate"] < 4 / prefill_floor_s
 
 
 def test_the_win_lose_map_has_the_papers_direction(chapter8):
-    wins, losses = chapter8["map4_num_wins"], chapter8["map4_num_losses"]
-    assert 1 <= wins and wins + losses <= chapter8["map_num_cells"]
-    assert chapter8["map2_num_wins"] >= 1
-    # Where the TPOT limit is tight and prompts are long, splitting wins; with a loose limit it loses.
-    assert chapter8["map4_tight_r16"] > 1.05 and chapter8["map2_tight_r16"] > 1.05
-    assert chapter8["map4_loose_r16"] < 0.95 and chapter8["map4_loose_r64"] < 0.95
-    assert chapter8["map4_best"] >= max(chapter8["map4_tight_r16"], chapter8["map4_tight_r4"])
-    # Short prompts leave little to split: the two fleets are close.
-    assert chapter8["map4_loose_r1"] == pytest.approx(1, abs=0.15)
-    assert chapter8["map4_tight_r4"] == pytest.approx(1, abs=0.6)
-    # A slower link never helps the split fleet.
+    cells = chapter8["map_num_cells"]
+    # Against vLLM's default 2,048-token chunks: a tight TPOT limit and long prompts favour the split.
+    assert chapter8["map4_default_num_wins"] > chapter8["map4_default_num_losses"]
+    assert chapter8["map4_default_num_wins"] + chapter8["map4_default_num_losses"] <= cells
+    assert chapter8["map4_default_tight_r16"] == pytest.approx(
+        chapter8["map4_default_tight_r16_split"] / chapter8["map4_default_tight_r16_colocated"])
+    assert chapter8["map4_default_tight_r16"] > 1.5 and chapter8["map4_default_tight_r64"] > 1.5
+    assert chapter8["map4_default_tight_r64"] == pytest.approx(
+        chapter8["map4_default_tight_r64_split"] / chapter8["map4_default_tight_r64_colocated"])
+    assert chapter8["map4_default_tight_r64_split"] < chapter8["map4_default_tight_r16_split"]   # longer prompts
+    assert chapter8["map4_default_loose_r16"] == pytest.approx(1, abs=chapter8["map_tie_band"])
+    # A 2,048-token chunk's matmuls: 2 x 7,504,924,672 x 2,048 FLOPs at 989.4 TFLOP/s = 31.1 ms.
+    assert chapter8["map4_default_chunk_ms"] == pytest.approx(
+        1e3 * 2 * MATMUL_WEIGHTS_WITH_HEAD_8B * 2048 / PEAK_FLOPS_PER_S)
+    # Against 512-token chunks the split wins nowhere by more than the tie band's edge, and loses often.
+    assert chapter8["map4_num_wins"] <= 1 and chapter8["map4_best"] < 1.15
+    assert chapter8["map4_num_losses"] >= cells // 2
+    assert chapter8["map4_tight_r16"] == pytest.approx(1, abs=chapter8["map_tie_band"])
+    assert chapter8["map4_tight_r4"] < 1 - chapter8["map_tie_band"]
+    assert chapter8["map4_loose_r16"] < 0.8 and chapter8["map4_loose_r64"] < 0.8
+    assert chapter8["map4_best_tpot_ms"] in (6, 7, 8, 10, 15) and chapter8["map4_best_ratio"] in (4, 16, 64)
+    # A slower link never helps the split fleet; two GPUs (one split, 1:1) gain less than four.
     assert chapter8["map4_eth_tight_r16"] <= chapter8["map4_tight_r16"] * 1.02
-    # Every map cell needs runs of both fleets: at least 2 rates for each of the 8 colocated and 32 split ladders.
-    assert 80 <= chapter8["map_num_runs"] <= 9 * (8 + 32)
+    assert chapter8["map4_default_eth_tight_r16"] <= chapter8["map4_default_tight_r16"] * 1.02
+    assert chapter8["map2_default_num_wins"] < chapter8["map4_default_num_wins"] or \
+        chapter8["map2_default_num_losses"] > chapter8["map4_default_num_losses"]
+    assert chapter8["map2_default_num_wins"] + chapter8["map2_default_num_losses"] <= cells
+    # Every map cell needs runs of both fleets: at least 2 rates for each of the 12 colocated and 24 split
+    # ladders, each run at least 100 requests.
+    assert 72 <= chapter8["map_num_runs"] <= 12 * (12 + 24)
     assert chapter8["map_num_requests_simulated"] >= 100 * chapter8["map_num_runs"]
 
 
