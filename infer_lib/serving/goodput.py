@@ -108,7 +108,14 @@ def max_goodput_rate(make_requests: Callable[[float], Sequence[Request]],
     misses the target even at 1/1024 of the start rate gets rate 0; one that meets it at
     ``max_rate_per_s`` (default 1024 x the start rate) gets that rate, with no failing rate
     (infinity): a finite trace served at once can meet an SLO, so make it long enough.
-    Introduced in ch-disaggregation.
+
+    How long is long enough: above the rate a fleet can sustain its queue grows
+    only as fast as the excess, so a trace of a few seconds can end before the
+    queue has pushed 10% of first tokens past the TTFT limit, and the rate found
+    comes out too high. Make the trace's span many times the TTFT limit divided by
+    the overshoot you accept (a run of 1.5 s of arrivals passed 1.29 x a sustainable
+    rate under a 300 ms TTFT limit; 10 s passed at most 1.03 x), and check the
+    result against a roofline capacity. Introduced in ch-disaggregation.
     """
     if not isinstance(slo, SLO):
         raise TypeError(f"slo must be an SLO(ttft_s=..., tpot_s=...), got {slo!r}.")
