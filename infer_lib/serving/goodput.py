@@ -113,9 +113,9 @@ def max_goodput_rate(make_requests: Callable[[float], Sequence[Request]],
     only as fast as the excess, so a trace of a few seconds can end before the
     queue has pushed 10% of first tokens past the TTFT limit, and the rate found
     comes out too high. Make the trace's span many times the TTFT limit divided by
-    the overshoot you accept (a run of 1.5 s of arrivals passed 1.29 x a sustainable
-    rate under a 300 ms TTFT limit; with 10 s the bound is 1.034 x), and check the
-    result against a roofline capacity. Introduced in ch-disaggregation.
+    the overshoot you accept (the disaggregation chapter measures how far a short run
+    overshoots), and check the result against a roofline capacity.
+    Introduced in ch-disaggregation.
     """
     if not isinstance(slo, SLO):
         raise TypeError(f"slo must be an SLO(ttft_s=..., tpot_s=...), got {slo!r}.")
