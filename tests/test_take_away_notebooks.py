@@ -153,7 +153,8 @@ def test_markdown_a_cell_prints_is_made_plain_too() -> None:
              "data": {"text/markdown": "| chip | source |\n|---|---|\n| H100 | {cite}`nvidia2024` |", "text/plain": "<md>"}}
     notebook = {"cells": [{"cell_type": "code", "metadata": {}, "source": "show()", "outputs": [table]}]}
     shown = nm.take_away_cells(notebook, LINKS)["cells"][0]["outputs"][0]["data"]
-    assert shown["text/markdown"] == "| chip | source |\n|---|---|\n| H100 | ([NVIDIA, 2024](https://site/book/bibliography.html#id9)) |"
+    assert shown["text/markdown"] == ("| chip | source |\n|---|---|\n"
+                                      "| H100 | ([NVIDIA, 2024](https://site/book/bibliography.html#id9)) |")
 
 
 # The built downloads, against the pages.
@@ -172,7 +173,8 @@ def cell_source(cell: dict) -> str:
 def download(chapter: str) -> dict:
     """The notebook the chapter page's download menu offers."""
     soup = BeautifulSoup((SITE / "chapters" / f"{chapter}.html").read_text(encoding="utf-8"), "html.parser")
-    links = [a["href"] for a in soup.find_all("a", href=True) if a["href"].endswith(f"{chapter}.ipynb") and "://" not in a["href"]]
+    links = [a["href"] for a in soup.find_all("a", href=True)
+             if a["href"].endswith(f"{chapter}.ipynb") and "://" not in a["href"]]
     assert links, f"{chapter}: the page offers no .ipynb download"
     return read_notebook((SITE / "chapters" / links[0]).resolve())
 
@@ -207,7 +209,8 @@ def test_a_downloaded_chapter_reads_as_the_page_does(chapter: str) -> None:
     missing = sorted(text for text in printed if text not in flat)
     assert printed and not missing, f"{chapter}.ipynb lacks glued values the page prints: {missing[:10]}"
     labels = {a.get_text() for a in page.select("a[href*='bibliography.html#']")}
-    missing = sorted(label for label in labels if not re.search(rf"\[{re.escape(label)}\]\(https://[^)]*bibliography\.html#", flat))
+    missing = sorted(label for label in labels
+                     if not re.search(rf"\[{re.escape(label)}\]\(https://[^)]*bibliography\.html#", flat))
     assert not missing, f"{chapter}.ipynb lacks citations linked to the bibliography: {missing}"
     source = (REPO_ROOT / "chapters" / f"{chapter}.md").read_text(encoding="utf-8")
     assert markdown.count("<details>\n") == source.count(":class: dropdown"), f"{chapter}.ipynb: not every answer is folded"
@@ -232,7 +235,8 @@ def test_a_downloaded_chapter_runs_the_built_code_without_myst_nb_with_hidden_ce
             continue
         code = cell_source(cell)
         assert code == cell_source(built).replace("from myst_nb import glue", "from infer_lib.glue import glue")
-        imported = [node for node in ast.walk(ast.parse(TransformerManager().transform_cell(code))) if isinstance(node, ast.Import | ast.ImportFrom)]
+        python = TransformerManager().transform_cell(code)  # %config and %pip as the Python IPython runs
+        imported = [node for node in ast.walk(ast.parse(python)) if isinstance(node, ast.Import | ast.ImportFrom)]
         names = {alias.name for node in imported for alias in node.names} | {
             node.module for node in imported if isinstance(node, ast.ImportFrom)}
         assert not any(str(name).startswith("myst_nb") for name in names), f"{chapter}.ipynb imports myst_nb"
