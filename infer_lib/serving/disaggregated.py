@@ -29,9 +29,13 @@ instances, so a long prompt never stalls the token stream of the requests decodi
    The second token's gap includes the transfer, so it shows in TPOT and TBT.
 
 A request with one output token is done at its prefill and sends nothing. Decode rounds
-in a row are bounded by the next time a request may join a decode instance: the next
-prefill step end, transfer end or arrival (one round per step while a hand-off waits
-for its blocks), so fast-forwarding computes what single steps would.
+in a row are bounded by the earliest time a request may be handed to a decode instance
+or land there: the next transfer to it; the end of a prefill step that completes a
+prompt; for a prefill instance with other work, the end of its step plus the shortest
+step it can run (its weights read once); for one with none, the next arrival plus the
+least time any prompt of the trace takes (its weight-matmul FLOPs at peak; one token's
+with prefix caching); and one round per step while a hand-off waits for its blocks.
+Nothing else reaches a decode instance, so fast-forwarding computes what single steps would.
 
 Introduced in ch-disaggregation.
 """
@@ -156,8 +160,17 @@ class _Pools(Fleet):
         self.num_seen = [0] * len(prefill)  # finished proxies handed off so far, per prefill instance
         self.waiting = [deque() for _ in decode]  # hand-offs whose blocks are not claimed yet
         self.landed: list[list[_Handoff]] = [[] for _ in decode]  # KV landed while the instance was busy
-        self.prefill_step_end_s = [math.inf] * len(prefill)
+        # Per prefill instance: the earliest a hand-off may come out of it (see next_input_s), its
+        # shortest step, and the least time from an arrival to a hand-off of that request.
+        self.prefill_bound_s = [math.inf] * len(prefill)
+        self.min_step_s = [instance.cost.fixed_weight_bytes / instance.cost.memory_bytes_per_s
+                           for instance in prefill]
+        self.min_prompt_tokens = min((request.num_prefill_tokens for request in originals.values()), default=1)
+        self.min_prompt_s = [max(min_step_s, (1 - 1e-9) * instance.cost.flops_per_token / instance.cost.flops_per_s
+                                 * (1 if instance.cache_config.enable_prefix_caching else self.min_prompt_tokens))
+                             for instance, min_step_s in zip(prefill, self.min_step_s)]
         self.transfer_ends_s: list[float] = []  # heap: ends of transfers in flight
+        self.transfer_ends_by_decode: list[list[float]] = [[] for _ in decode]  # the same, per destination
         self.transfers: list[Transfer] = []
         self.decode_routes: dict[Hashable, int] = {}
         self.done_at_prefill: list[Request] = []
@@ -175,7 +188,9 @@ class _Pools(Fleet):
     def step_started(self, instance: Instance, end_s: float) -> None:
         index = self.prefill_index.get(id(instance))
         if index is not None:
-            self.prefill_step_end_s[index] = end_s
+            # A step that completes no prompt leaves one prefilling: its hand-off needs another step.
+            self.prefill_bound_s[index] = end_s if instance.step_completes_prompt() \
+                else end_s + self.min_step_s[index]
 
     def next_input_s(self, instance: Instance, now_s: float, next_arrival_s: float) -> float:
         index = self.decode_index.get(id(instance))
@@ -183,13 +198,25 @@ class _Pools(Fleet):
             return next_arrival_s
         if self.waiting[index]:
             return now_s  # claim again after every round: each may free blocks
-        bound_s = min(next_arrival_s, min(self.prefill_step_end_s))
-        return min(bound_s, self.transfer_ends_s[0]) if self.transfer_ends_s else bound_s
+        own = self.transfer_ends_by_decode[index]
+        bound_s = own[0] if own else math.inf
+        transfer_s = self.transfer_ends_s[0] if self.transfer_ends_s else math.inf
+        for prefill, step_bound_s, min_step_s, min_prompt_s in zip(self.prefill, self.prefill_bound_s,
+                                                                   self.min_step_s, self.min_prompt_s):
+            if step_bound_s < math.inf:  # a step in flight: its end or, if it completes no prompt, the next one's
+                pass
+            elif prefill.scheduler.waiting or prefill.scheduler.prefilling:  # idle, blocked: a transfer end frees blocks
+                step_bound_s = min(transfer_s + min_step_s, next_arrival_s + min_prompt_s)
+            else:
+                step_bound_s = next_arrival_s + min_prompt_s
+            if step_bound_s < bound_s:
+                bound_s = step_bound_s
+        return bound_s
 
     def after_step(self, instance: Instance, time_s: float, to_start: list[Instance]) -> None:
         index = self.prefill_index.get(id(instance))
         if index is not None:
-            self.prefill_step_end_s[index] = math.inf
+            self.prefill_bound_s[index] = math.inf
             finished = instance.scheduler.finished
             for proxy in finished[self.num_seen[index]:]:
                 self._hand_off(index, instance, proxy, time_s)
@@ -209,6 +236,7 @@ class _Pools(Fleet):
             raise RuntimeError(f"unknown event kind {kind!r}; this is a bug in the simulator.")
         handoff: _Handoff = payload  # type: ignore[assignment]
         heapq.heappop(self.transfer_ends_s)
+        heapq.heappop(self.transfer_ends_by_decode[handoff.decode])
         prefill = self.prefill[handoff.prefill]
         prefill.kv_cache.free(handoff.proxy.request_id)  # the held blocks: room for the next prompts
         if not prefill.busy and prefill not in to_start:
@@ -296,6 +324,7 @@ class _Pools(Fleet):
         self.link_busy_s += full_s
         self.loop.queue.push(end_s, TRANSFER_END, handoff)
         heapq.heappush(self.transfer_ends_s, end_s)
+        heapq.heappush(self.transfer_ends_by_decode[handoff.decode], end_s)
         self.transfers.append(Transfer(
             request_id=request.request_id, prefill_index=handoff.prefill, decode_index=handoff.decode,
             num_bytes=handoff.num_bytes, prefill_start_s=request.first_scheduled_at_s,

@@ -141,6 +141,10 @@ class Instance:
             count -= 1
         return self.num_requests_added - count
 
+    def step_completes_prompt(self) -> bool:
+        """True if the step in flight ends some request's prefill phase (it samples that request's first token)."""
+        return self._step is not None and any(chunk[3] for chunk in self._step.chunks)
+
     @property
     def num_finished_requests(self) -> int:
         """Requests that produced their last token here."""
