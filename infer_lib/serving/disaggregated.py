@@ -22,8 +22,10 @@ instances, so a long prompt never stalls the token stream of the requests decodi
    (into a staging buffer until the claim): from the prefill's start, or when the link
    frees; the last layer's share leaves after the claim. Alone on the link, what remains
    after the claim is max(full / L, full - prefill time) + latency (:func:`handoff_time_s`),
-   with full = bytes / bandwidth. A request that had to wait for blocks sends everything
-   after its claim.
+   with full = bytes / bandwidth. Streaming from the prefill's start is an idealisation:
+   the first layer's keys and values exist only once 1/L of the prefill has run, so this
+   is optimistic by at most prefill time / L (the disaggregation exercise derives the exact form). A
+   request that had to wait for blocks sends everything after its claim.
 4. The prefill instance holds the request's blocks until its transfer ends, then frees
    them; the decode instance runs the request's decode rounds from its next step on.
    The second token's gap includes the transfer, so it shows in TPOT and TBT.
