@@ -189,7 +189,9 @@ def _cases() -> dict[str, tuple[str, Any, float, str, str | None]]:
         "r3_fills_disk": ("R3", right_with(
             "with open('/scratch/fill', 'wb') as f:\n    for _ in range(2048):\n        f.write(bytes(1024**2))"),
             FULL, "flagged", r"filled the sandbox's scratch disk"),
-        "r4_many_lines": ("R4", right_with("for i in range(100_000):\n    print('line', i)"), FULL, "flagged",
+        # About 210 KB of lines: well over the 64 KB kept, and printed in well under the 10 s cell limit even on a
+        # loaded machine (100,000 lines once ran into the limit there, and the flag named the limit instead).
+        "r4_many_lines": ("R4", right_with("for i in range(20_000):\n    print('line', i)"), FULL, "flagged",
                           r"printed more than 64 KB"),
         "r5_huge_line_in_check": ("R5", block(right_block_then("    print('x' * 30_000_000)")), FULL, "flagged",
                                   r"printed more than 64 KB"),
