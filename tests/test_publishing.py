@@ -23,17 +23,9 @@ from types import ModuleType, SimpleNamespace
 import pytest
 import yaml
 from bs4 import BeautifulSoup
+from site_layout import BRANCH, CHAPTERS, CONFIG, EXECUTED, LAUNCH_FOLDER, REPO_ROOT, REPOSITORY_URL, SITE
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-SITE = Path(os.environ.get("SITE_DIR", REPO_ROOT / "_build" / "html")).resolve()
-#: Where the build leaves the executed notebooks and the notebooks the launch buttons open.
-EXECUTED = SITE.parent / "jupyter_execute"
-LAUNCH_FOLDER = SITE.parent / "notebooks"
-CONFIG = yaml.safe_load((REPO_ROOT / "_config.yml").read_text(encoding="utf-8"))
-REPOSITORY_URL = CONFIG["repository"]["url"].rstrip("/")
-BRANCH = CONFIG["repository"].get("branch", "main")
 LAUNCH_BRANCH = CONFIG["sphinx"]["config"]["course_launch_branch"]
-CHAPTERS = sorted(path.stem for path in (REPO_ROOT / "chapters").glob("*.md"))
 EXERCISES = sorted(p.name for p in (REPO_ROOT / "exercises").iterdir() if (p / f"{p.name}.ipynb").is_file())
 
 requires_site = pytest.mark.skipif(not SITE.is_dir(), reason=f"{SITE} does not exist: run `make book` first")

@@ -29,18 +29,10 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-import yaml
 from bs4 import BeautifulSoup
 from IPython.core.inputtransformer2 import TransformerManager
+from site_layout import BRANCH, CHAPTERS, CONFIG, EXECUTED, LAUNCH_FOLDER, REPO_ROOT, REPOSITORY_URL, SITE
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-SITE = Path(os.environ.get("SITE_DIR", REPO_ROOT / "_build" / "html")).resolve()
-EXECUTED = SITE.parent / "jupyter_execute"
-LAUNCH_FOLDER = SITE.parent / "notebooks"
-CONFIG = yaml.safe_load((REPO_ROOT / "_config.yml").read_text(encoding="utf-8"))
-REPOSITORY_URL = CONFIG["repository"]["url"].rstrip("/")
-BRANCH = CONFIG["repository"].get("branch", "main")
-CHAPTERS = sorted(path.stem for path in (REPO_ROOT / "chapters").glob("*.md"))
 #: The chapters executed by default: the quickest to run, between them every kind of cell the chapters have
 #: (hidden setup and glue cells, figures, tables, a slider, a listing).
 EXECUTED_CHAPTERS = CHAPTERS if os.environ.get("TAKE_AWAY_EXECUTE") == "all" else ["02_attention_ffn", "04_roofline"]
