@@ -305,3 +305,34 @@ MOONCAKE_TRANSFER_8X400G_GB_PER_S = DataPoint(
 #: 0047fb9dad17a566f41008c80e57f7eeb7aa5b81), its note box, word for word.
 VLLM_DISAGG_THROUGHPUT_NOTE = "Disaggregated prefill DOES NOT improve throughput."
 VLLM_DISAGG_BIBKEY = "vllmdisaggdocs"
+
+# ---------------------------------------------------------------- energy per operation (ch-prefill-decode)
+
+# Horowitz, "Computing's energy problem (and what we can do about it)", ISSCC 2014, the table of energy per
+# operation for a 45 nm process at 0.9 V. Newer nodes and memories have other values; the book uses these
+# for the size of the gap between arithmetic and memory reads, not for a chip of today.
+HOROWITZ_SOURCE = "Horowitz, ISSCC 2014 (45 nm, 0.9 V)"
+HOROWITZ_BIBKEY = "horowitz2014energy"
+ENERGY_FP16_MULTIPLY = DataPoint(
+    "energy of one 16-bit floating-point multiply, 45 nm", 1.1, "pJ", "2014", HOROWITZ_SOURCE, HOROWITZ_BIBKEY)
+ENERGY_FP16_ADD = DataPoint(
+    "energy of one 16-bit floating-point add, 45 nm", 0.4, "pJ", "2014", HOROWITZ_SOURCE, HOROWITZ_BIBKEY)
+ENERGY_INT8_ADD = DataPoint(
+    "energy of one 8-bit integer add, 45 nm", 0.03, "pJ", "2014", HOROWITZ_SOURCE, HOROWITZ_BIBKEY)
+ENERGY_CACHE_8KB_READ_64BIT = DataPoint(
+    "energy of one 64-bit read from an 8 KB on-chip cache, 45 nm", 10, "pJ", "2014", HOROWITZ_SOURCE,
+    HOROWITZ_BIBKEY)
+ENERGY_DRAM_READ_64BIT_LOW = DataPoint(
+    "energy of one 64-bit DRAM read, low end of the quoted range", 1.3, "nJ", "2014", HOROWITZ_SOURCE,
+    HOROWITZ_BIBKEY)
+ENERGY_DRAM_READ_64BIT_HIGH = DataPoint(
+    "energy of one 64-bit DRAM read, high end of the quoted range", 2.6, "nJ", "2014", HOROWITZ_SOURCE,
+    HOROWITZ_BIBKEY)
+# The podcast's claim, as said: reading from SRAM, HBM or DDR costs four to five orders of magnitude more
+# energy than a multiply and an add ("相差了四五个数量级"). Chapter 1 checks it against the table above.
+PODCAST_MEMORY_ENERGY_ORDERS_LOW_CLAIM = DataPoint(
+    "orders of magnitude between a memory read and a multiply-add, as quoted (lower figure of 'four or five')", 4,
+    "orders of magnitude", "2026", PODCAST_SOURCE, PODCAST_BIBKEY)
+PODCAST_MEMORY_ENERGY_ORDERS_HIGH_CLAIM = DataPoint(
+    "orders of magnitude between a memory read and a multiply-add, as quoted (upper figure of 'four or five')", 5,
+    "orders of magnitude", "2026", PODCAST_SOURCE, PODCAST_BIBKEY)

@@ -76,6 +76,17 @@ AS_PUBLISHED = [
     ("EAGLE_SPEEDUP_70B_LOW", 2.7, "x", "li2024eagle"),
     ("EAGLE_SPEEDUP_70B_HIGH", 3.5, "x", "li2024eagle"),
     ("EAGLE3_SPEEDUP_MAX", 6.5, "x", "li2025eagle3"),
+    # Horowitz, ISSCC 2014, energy table (45 nm, 0.9 V): 16b FP mult 1.1 pJ, 16b FP add 0.4 pJ, 8b int add 0.03 pJ,
+    # 64-bit read from an 8 KB cache 10 pJ, 64-bit DRAM read 1.3-2.6 nJ.
+    ("ENERGY_FP16_MULTIPLY", 1.1, "pJ", "horowitz2014energy"),
+    ("ENERGY_FP16_ADD", 0.4, "pJ", "horowitz2014energy"),
+    ("ENERGY_INT8_ADD", 0.03, "pJ", "horowitz2014energy"),
+    ("ENERGY_CACHE_8KB_READ_64BIT", 10, "pJ", "horowitz2014energy"),
+    ("ENERGY_DRAM_READ_64BIT_LOW", 1.3, "nJ", "horowitz2014energy"),
+    ("ENERGY_DRAM_READ_64BIT_HIGH", 2.6, "nJ", "horowitz2014energy"),
+    # The podcast (transcript, 37:48 section): reads differ from a multiply and an add by "four or five" orders.
+    ("PODCAST_MEMORY_ENERGY_ORDERS_LOW_CLAIM", 4, "orders of magnitude", "hyperaccelpodcast"),
+    ("PODCAST_MEMORY_ENERGY_ORDERS_HIGH_CLAIM", 5, "orders of magnitude", "hyperaccelpodcast"),
 ]
 
 
