@@ -336,3 +336,43 @@ PODCAST_MEMORY_ENERGY_ORDERS_LOW_CLAIM = DataPoint(
 PODCAST_MEMORY_ENERGY_ORDERS_HIGH_CLAIM = DataPoint(
     "orders of magnitude between a memory read and a multiply-add, as quoted (upper figure of 'four or five')", 5,
     "orders of magnitude", "2026", PODCAST_SOURCE, PODCAST_BIBKEY)
+
+# ---------------------------------------------------------------- achieved efficiency (the simulator's efficiency model)
+
+# How close measured kernels and engines come to the roofline; infer_lib.serving.efficiency builds its presets
+# from these (ch-batching). A100 80GB SXM: the datasheet's bandwidth beside a measured streaming read kernel
+# (NVIDIA developer forum, 2025: "stuck at 1.80 TB/s rather than the expected 2.04 TB/s ... 88% of peak").
+A100_DATASHEET_BYTES_PER_S = DataPoint(
+    "A100 80GB SXM memory bandwidth, datasheet", 2.039e12, "bytes/s", "2021", "NVIDIA A100 datasheet", "nvidiaA100")
+A100_MEASURED_READ_BYTES_PER_S = DataPoint(
+    "A100 80GB SXM read bandwidth a streaming read kernel measured (Nsight Compute agreed: 88% of peak)",
+    1.80e12, "bytes/s", "2025", "NVIDIA developer forum, 'Trouble to Reach Peak Bandwidth of A100'",
+    "nvidiaforumA100bandwidth")
+# FlashAttention-2 (Dao, 2023), abstract: "reaching 50-73% of the theoretical maximum FLOPs/s on A100 and
+# getting close to the efficiency of GEMM operations".
+FLASHATTENTION2_A100_PEAK_SHARE_MIN = DataPoint(
+    "FlashAttention-2 forward+backward, share of A100 peak FLOP/s, low end", 50, "%", "2023",
+    "FlashAttention-2 (Dao, 2023), abstract", "dao2023flashattention2")
+FLASHATTENTION2_A100_PEAK_SHARE_MAX = DataPoint(
+    "FlashAttention-2 forward+backward, share of A100 peak FLOP/s, high end", 73, "%", "2023",
+    "FlashAttention-2 (Dao, 2023), abstract", "dao2023flashattention2")
+# vLLM's multi-step scheduling proposal (vllm-project/vllm issue 6854, July 2024): "GPU is often idle, waiting
+# for CPU operations (5-13ms of GPU bubble)"; in its profile "each highlighted redbox is about 4ms of GPU
+# bubble", incurred "on every decode".
+VLLM_V0_GPU_BUBBLE_PER_DECODE_STEP_MS = DataPoint(
+    "GPU idle time between decode steps in vLLM 0.5's profile, per step", 4, "ms", "2024",
+    "vLLM RFC: Multi-Step Scheduling (issue 6854)", "vllmmultistep")
+VLLM_V0_GPU_BUBBLE_LOW_MS = DataPoint(
+    "GPU idle time waiting for the CPU per decode batch, low end quoted", 5, "ms", "2024",
+    "vLLM RFC: Multi-Step Scheduling (issue 6854)", "vllmmultistep")
+VLLM_V0_GPU_BUBBLE_HIGH_MS = DataPoint(
+    "GPU idle time waiting for the CPU per decode batch, high end quoted", 13, "ms", "2024",
+    "vLLM RFC: Multi-Step Scheduling (issue 6854)", "vllmmultistep")
+# vLLM v0.6.0 blog (2024-09-05), profile of vLLM 0.5.3 serving Llama 3 8B on one H100: the HTTP API server
+# took 33% of the time and scheduling 29%, leaving the GPU working 38% of the time.
+VLLM_053_API_SERVER_SHARE = DataPoint(
+    "vLLM 0.5.3, Llama 3 8B on one H100: share of time in the HTTP API server", 33, "%", "2024",
+    "vLLM v0.6.0 performance update blog", "vllmperfupdate2024")
+VLLM_053_SCHEDULING_SHARE = DataPoint(
+    "vLLM 0.5.3, Llama 3 8B on one H100: share of time scheduling and preparing inputs", 29, "%", "2024",
+    "vLLM v0.6.0 performance update blog", "vllmperfupdate2024")

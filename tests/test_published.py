@@ -87,6 +87,19 @@ AS_PUBLISHED = [
     # The podcast (transcript, 37:48 section): reads differ from a multiply and an add by "four or five" orders.
     ("PODCAST_MEMORY_ENERGY_ORDERS_LOW_CLAIM", 4, "orders of magnitude", "hyperaccelpodcast"),
     ("PODCAST_MEMORY_ENERGY_ORDERS_HIGH_CLAIM", 5, "orders of magnitude", "hyperaccelpodcast"),
+    # Achieved efficiency. A100 datasheet: 2,039 GB/s; NVIDIA forum thread: "stuck at 1.80 TB/s ... 88% of peak".
+    ("A100_DATASHEET_BYTES_PER_S", 2.039e12, "bytes/s", "nvidiaA100"),
+    ("A100_MEASURED_READ_BYTES_PER_S", 1.80e12, "bytes/s", "nvidiaforumA100bandwidth"),
+    # FlashAttention-2 abstract: "reaching 50-73% of the theoretical maximum FLOPs/s on A100".
+    ("FLASHATTENTION2_A100_PEAK_SHARE_MIN", 50, "%", "dao2023flashattention2"),
+    ("FLASHATTENTION2_A100_PEAK_SHARE_MAX", 73, "%", "dao2023flashattention2"),
+    # vLLM issue 6854: "(5-13ms of GPU bubble)"; "each highlighted redbox is about 4ms of GPU bubble".
+    ("VLLM_V0_GPU_BUBBLE_PER_DECODE_STEP_MS", 4, "ms", "vllmmultistep"),
+    ("VLLM_V0_GPU_BUBBLE_LOW_MS", 5, "ms", "vllmmultistep"),
+    ("VLLM_V0_GPU_BUBBLE_HIGH_MS", 13, "ms", "vllmmultistep"),
+    # vLLM v0.6.0 blog: "The HTTP API server takes 33% ..."; "29% of the total execution time is spent on scheduling".
+    ("VLLM_053_API_SERVER_SHARE", 33, "%", "vllmperfupdate2024"),
+    ("VLLM_053_SCHEDULING_SHARE", 29, "%", "vllmperfupdate2024"),
 ]
 
 
