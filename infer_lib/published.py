@@ -376,3 +376,18 @@ VLLM_053_API_SERVER_SHARE = DataPoint(
 VLLM_053_SCHEDULING_SHARE = DataPoint(
     "vLLM 0.5.3, Llama 3 8B on one H100: share of time scheduling and preparing inputs", 29, "%", "2024",
     "vLLM v0.6.0 performance update blog", "vllmperfupdate2024")
+
+# ---------------------------------------------------------------- how much of its bandwidth a chip delivers (ch-roofline)
+
+# The podcast guest on the share of a chip's memory bandwidth an AI workload actually uses: about 50% without
+# optimisation, up to 70% with effort, and "90% or more" for his own company's LPDDR card. Estimates and a vendor's
+# claim about its own product, not measurements; the chapter says so and sets a measured figure beside them.
+PODCAST_BANDWIDTH_USED_UNOPTIMISED_CLAIM = DataPoint(
+    "share of memory bandwidth an AI workload uses without optimisation, as quoted in the podcast", 50, "%", "2026",
+    PODCAST_SOURCE, PODCAST_BIBKEY)
+PODCAST_BANDWIDTH_USED_OPTIMISED_CLAIM = DataPoint(
+    "share of memory bandwidth an AI workload uses after optimisation, as quoted in the podcast", 70, "%", "2026",
+    PODCAST_SOURCE, PODCAST_BIBKEY)
+PODCAST_LPDDR_CARD_BANDWIDTH_USED_CLAIM = DataPoint(
+    "share of its memory bandwidth the guest's LPDDR card uses ('90% or more'), as quoted in the podcast", 90, "%",
+    "2026", PODCAST_SOURCE, PODCAST_BIBKEY)

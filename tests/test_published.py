@@ -25,6 +25,10 @@ AS_PUBLISHED = [
     # The podcast (course brief, seed numbers).
     ("PODCAST_TOKEN_GROWTH_CLAIM", 50, "x", "hyperaccelpodcast"),              # "monthly token volume x50 in 12 months"
     ("PODCAST_LPDDR_CARD_BYTES_PER_S_CLAIM", 546e9, "bytes/s", "hyperaccelpodcast"),   # "LPDDR-based card (546 GB/s"
+    # Transcript: without optimisation "about 50%", "up to 70%" with effort, the guest's card "90% or more".
+    ("PODCAST_BANDWIDTH_USED_UNOPTIMISED_CLAIM", 50, "%", "hyperaccelpodcast"),
+    ("PODCAST_BANDWIDTH_USED_OPTIMISED_CLAIM", 70, "%", "hyperaccelpodcast"),
+    ("PODCAST_LPDDR_CARD_BANDWIDTH_USED_CLAIM", 90, "%", "hyperaccelpodcast"),
     ("ANTHROPIC_REVENUE_GROWTH_PER_YEAR", 10, "x/year", "hyperaccelpodcast"),  # "revenue x10 per year"
     ("ANTHROPIC_REVENUE_GROWTH_YEARS_RUNNING", 3, "years", "hyperaccelpodcast"),   # transcript: "three years in a row"
     ("COMPUTE_GROWTH_PER_YEAR", 3, "x/year", "hyperaccelpodcast"),             # "while compute x3 per year"
