@@ -1,0 +1,102 @@
+"""Chips as memory systems: profiles against the fact sheet, chip counts, all-reduces and tensor-parallel decode by hand."""
+
+import pytest
+
+import infer_lib as il
+from infer_lib.chip_systems import (
+    SRAM_CHIPS,
+    TREND_CHIPS,
+    V100,
+    allreduce_time_s,
+    chips_to_hold,
+    flops_and_bandwidth_growth,
+    get_profile,
+    gpu_profile,
+    tensor_parallel_decode,
+)
+
+LLAMA_70B = il.get_model("Llama 3.1 70B")
+
+
+@pytest.mark.parametrize("name, sram_bytes, bytes_per_s, ridge", [
+    ("Groq LPU v1", 230e6, 80e12, 188e12 / 80e12),           # 2.35 FLOP/byte (FP16), fact sheet B/E
+    ("Groq 3 LPU", 500e6, 150e12, 1.2e15 / 150e12),          # 8 FLOP/byte (FP8)
+    ("Cerebras WSE-3", 44e9, 21e15, 125e15 / 21e15),         # about 6, with the 21 PB/s caveat
+])
+def test_sram_chips_match_the_fact_sheet(name, sram_bytes, bytes_per_s, ridge):
+    chip = SRAM_CHIPS[name]
+    assert chip.tiers[0].capacity_bytes == sram_bytes
+    assert chip.tiers[0].bytes_per_s == bytes_per_s
+    assert chip.ridge_point_flops_per_byte == pytest.approx(ridge)
+
+
+def test_groq_generations_are_named_and_the_cerebras_caveat_is_carried():
+    assert set(SRAM_CHIPS) == {"Groq LPU v1", "Groq 3 LPU", "Cerebras WSE-3"}
+    assert "900,000" in SRAM_CHIPS["Cerebras WSE-3"].notes and "sparse" in SRAM_CHIPS["Cerebras WSE-3"].notes
+
+
+def test_gpu_profile_reads_the_catalogue_and_halves_nvlink():
+    h100 = gpu_profile("H100 SXM")
+    assert h100.dense_flops_per_s == 989.4e12 and h100.tiers[0].bytes_per_s == 3.35e12
+    assert h100.link_bytes_per_s == 450e9            # 900 GB/s both ways -> 450 each way
+    assert h100.price_usd == 25_000.0 and "assumption" in h100.notes
+    assert get_profile("Groq 3 LPU") is SRAM_CHIPS["Groq 3 LPU"]
+    assert h100.as_roofline_chip().ridge_point_flops_per_byte("bf16") == pytest.approx(989.4 / 3.35)
+
+
+def test_chips_to_hold_by_hand():
+    assert chips_to_hold(70.55e9, 500e6) == 142      # 141.1 -> 142
+    assert chips_to_hold(1e9, 500e6) == 2            # exactly two, no float slip to three
+    assert chips_to_hold(0, 500e6) == 0
+    with pytest.raises(ValueError):
+        chips_to_hold(-1, 500e6)
+
+
+def test_allreduce_by_hand():
+    # 8 chips, 16 KiB message, 450 GB/s, 5 us: 5e-6 + 2 * 7/8 * 16384 / 450e9 = 5e-6 + 6.37e-8
+    assert allreduce_time_s(16384, 8, 450e9, 5e-6) == pytest.approx(5e-6 + 1.75 * 16384 / 450e9)
+    assert allreduce_time_s(16384, 1, 450e9, 5e-6) == 0.0
+
+
+def test_tensor_parallel_decode_of_llama_70b_on_8_h100s_by_hand():
+    # Batch 1, 8,192 tokens cached. Weights read: 2 x (69,503,033,344 + one 8,192 embedding row) bytes;
+    # KV read 8,192 x 327,680 B and one token's 327,680 B written; all over 8 x 3.35 TB/s.
+    weights = 2 * (69_503_033_344 + 8192)
+    kv = 8192 * 327_680 + 327_680
+    memory_s = (weights + kv) / (8 * 3.35e12)
+    # Sync: 2 all-reduces x 80 layers x (5 us + 2 x 7/8 x 8,192 x 2 B / 450 GB/s).
+    sync_s = 160 * (5e-6 + 1.75 * 8192 * 2 / 450e9)
+    step = tensor_parallel_decode(LLAMA_70B, gpu_profile("H100 SXM"), 8, 1, 8192, hop_latency_s=5e-6)
+    assert step.roofline_s == pytest.approx(memory_s, rel=1e-9)
+    assert step.sync_s == pytest.approx(sync_s)
+    assert step.sync_share == pytest.approx(sync_s / (memory_s + sync_s))
+    assert step.tokens_per_s == pytest.approx(1 / (memory_s + sync_s))
+    assert step.tokens_per_s_per_chip == pytest.approx(step.tokens_per_s / 8)
+    assert step.fits
+
+
+def test_sync_share_grows_with_hop_latency_and_vanishes_on_one_chip():
+    h100 = gpu_profile("H100 SXM")
+    shares = [tensor_parallel_decode(LLAMA_70B, h100, 8, 1, 8192, hop_latency_s=t).sync_share
+              for t in (1e-6, 5e-6, 20e-6)]
+    assert shares == sorted(shares) and shares[-1] > 0.3
+    one = tensor_parallel_decode(il.get_model("Llama 3.1 8B"), h100, 1, 1, 1024)
+    assert one.sync_s == 0.0 and one.sync_share == 0.0
+
+
+def test_not_fitting_is_reported():
+    step = tensor_parallel_decode(LLAMA_70B, gpu_profile("H100 SXM"), 1, 1, 1024)
+    assert not step.fits                                  # 141 GB of weights in 80 GB
+
+
+def test_a_chip_without_a_sourced_link_cannot_be_split():
+    with pytest.raises(ValueError, match="no sourced link"):
+        tensor_parallel_decode(LLAMA_70B, SRAM_CHIPS["Groq LPU v1"], 4, 1, 1024)
+
+
+def test_v100_to_b200_flops_grew_18x_bandwidth_8_9x():
+    flops, bandwidth = flops_and_bandwidth_growth(V100, il.get_chip("B200"))
+    assert flops == pytest.approx(2250 / 125)             # 18.0, fact sheet F
+    assert bandwidth == pytest.approx(8 / 0.9)            # 8.89
+    years = [year for year, _ in TREND_CHIPS]
+    assert years == sorted(years) and years[0] == 2017
