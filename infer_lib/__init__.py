@@ -12,6 +12,10 @@ Each module holds one concept and is readable top to bottom:
 - ``shapes``        -- array shapes inside one prefill or decode step
 - ``costs``         -- FLOPs and bytes of every operation of a prefill or decode step
 - ``roofline``      -- attainable FLOP/s, ridge points, step-time lower bounds
+- ``memory_tech``   -- memory technologies side by side: SRAM, HBM by generation, LPDDR, GDDR, flash
+- ``chip_systems``  -- chips as memory systems; decode over tensor-parallel chips and its synchronisation
+- ``hardware_futures`` -- the four hardware research directions as calculators; GPU + SRAM-chip serving
+- ``chip_value``    -- judging a chip by tokens per dollar of TCO, per joule and per kg CO2e
 - ``cpu_roofline``  -- this machine's matmul FLOP/s and memory bandwidth, measured with numpy
 - ``tokenizer``     -- the word-level tokenizer of the course's tiny model
 - ``layers``        -- RMSNorm, RoPE, softmax, linear, SwiGLU: the numpy model's building blocks
