@@ -44,6 +44,7 @@ Each module holds one concept and is readable top to bottom:
 - ``plots``, ``plots_serving`` -- the names of ``plotting`` under the paths earlier notebooks import
 - ``widgets``       -- thin ipywidgets wrappers that make sliders work on a static page
 - ``images``        -- figures as page-ready image bytes: PNG frames, exact palettes, lossless WebP
+- ``figure_text``   -- the size of a figure's smallest text, stored in the image for the phone check
 - ``glue``          -- ``glue_value``: a computed number handed to the page's prose
 """
 

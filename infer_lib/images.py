@@ -28,6 +28,7 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from infer_lib.checks import require_positive_int
+from infer_lib.figure_text import read_text_size, smallest_text_px, stamp_text_size, text_size_xmp
 
 #: Encodings a frame can be shipped in: "png" as drawn, or "webp", the same pixels losslessly re-encoded.
 IMAGE_FORMATS = ("png", "webp")
@@ -53,7 +54,8 @@ def render_frame_png(
     (keys left, right, bottom, top; default ``MARGINS_INCHES``) inside the figure's edges.
     With ``palette_colors`` set, the image keeps only its ``palette_colors`` most frequent
     colours, so a plot's own colours stay exact (about 4x smaller); ``None`` keeps full
-    RGBA. Exceptions raised by ``draw`` propagate unchanged.
+    RGBA. The PNG carries the size of its smallest text (``infer_lib.figure_text``).
+    Exceptions raised by ``draw`` propagate unchanged.
     """
     figure = Figure(figsize=figsize, dpi=dpi)
     figure.subplots_adjust(**margins_as_fractions(figsize, margins_inches))
@@ -61,9 +63,10 @@ def render_frame_png(
     draw(ax, value)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=dpi, facecolor="white", metadata={"Software": None})
+    png = stamp_text_size(buffer.getvalue(), smallest_text_px(figure, dpi))  # after the draw: tick labels are set
     if palette_colors is None:
-        return buffer.getvalue()
-    return reduce_palette(buffer.getvalue(), palette_colors)
+        return png
+    return reduce_palette(png, palette_colors)
 
 
 def frame_renderer(
@@ -118,7 +121,8 @@ def reduce_palette(png: bytes, palette_colors: int) -> bytes:
     colours fill areas and so are kept exactly, however small the marker; only the
     anti-aliased edges between them move to a neighbouring shade. (Median cut, by contrast,
     merges a small marker's colour into its neighbour's when white and greys dominate.)
-    ``palette_colors`` is 1 to 256, the colours a palette PNG can index.
+    ``palette_colors`` is 1 to 256, the colours a palette PNG can index. A text size stamped
+    in ``png`` (``infer_lib.figure_text``) is kept.
     """
     require_positive_int("palette_colors", palette_colors)
     if palette_colors > 256:
@@ -141,7 +145,7 @@ def reduce_palette(png: bytes, palette_colors: int) -> bytes:
     reduced.putpalette(_key_to_rgb(kept).astype(np.uint8).ravel().tolist())
     buffer = io.BytesIO()
     reduced.save(buffer, format="PNG", optimize=True)
-    return buffer.getvalue()
+    return stamp_text_size(buffer.getvalue(), read_text_size(png))
 
 
 #: Colours compared with the palette at once when mapping each colour to its nearest kept one.
@@ -157,12 +161,15 @@ def lossless_webp(png: bytes) -> bytes:
     """Return the PNG ``png`` re-encoded as a lossless WebP: the same pixels, usually a third fewer bytes.
 
     Deterministic for the same input. An image with transparency keeps it (RGBA); an
-    opaque one, like every frame drawn here, is stored as RGB.
+    opaque one, like every frame drawn here, is stored as RGB. A text size stamped in ``png``
+    (``infer_lib.figure_text``) is kept, in the WebP's XMP chunk.
     """
     with Image.open(io.BytesIO(png)) as image:
         image.load()
         opaque = image.mode not in ("RGBA", "LA", "PA") and "transparency" not in image.info
         converted = image.convert("RGB" if opaque else "RGBA")
     buffer = io.BytesIO()
-    converted.save(buffer, format="WEBP", lossless=True, quality=100, method=4, exact=True)
+    text_px = read_text_size(png)
+    extra = {} if text_px is None else {"xmp": text_size_xmp(text_px)}
+    converted.save(buffer, format="WEBP", lossless=True, quality=100, method=4, exact=True, **extra)
     return buffer.getvalue()

@@ -50,6 +50,7 @@ from infer_lib.plotting.style import (
     PARAM_PART_LABELS,
     PREFILL_COLOR,
     READABLE_RC_PARAMS,
+    setup_book_figures,
     label_axes,
     token_count_label,
 )

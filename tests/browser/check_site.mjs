@@ -17,6 +17,13 @@
 //     or a <label>), or whose value (aria-valuenow) the arrow keys do not change,
 //   - an icon (<i class="fa-...">) that draws nothing: no glyph in its ::before, or an icon font
 //     that did not load.
+// Then it opens every page again on a phone's screen (PHONE_VIEWPORT) and fails when
+//   - the page is wider than the screen (it scrolls sideways),
+//   - a figure or slider frame in the article shows its smallest text under MIN_TEXT_CSS_PX: each
+//     image carries the font size of its smallest text in its own pixels (infer_lib.figure_text),
+//     scaled here by the width the image is shown at,
+//   - a PNG or WebP figure in the article carries no such size (it was drawn without
+//     infer_lib.plots.setup_book_figures or infer_lib.widgets, so it cannot be measured).
 // Prints a JSON summary on stdout; exits 1 with the reasons on stderr when anything failed.
 
 import { spawn } from "node:child_process";
@@ -42,6 +49,10 @@ const ANY_SLIDER_SELECTOR = ".widget-slider, .widget-hslider, .widget-vslider";
 const ARTICLE_SELECTOR = "article.bd-article";
 const ICON_SELECTOR = 'i[class*="fa-"]';
 const WIDGET_RENDER_TIMEOUT_MS = 30_000;
+// A phone: the width the course promises readable text at, in CSS pixels.
+const PHONE_VIEWPORT = { width: 390, height: 844 };
+// Smallest readable text on that phone, in CSS pixels.
+const MIN_TEXT_CSS_PX = 9;
 const FIGURE_CHANGE_TIMEOUT_MS = 5_000;
 
 /** List every .html page under `root` as site-relative POSIX paths, sorted (asset folders skipped). */
@@ -291,6 +302,85 @@ async function checkPage(context, baseUrl, path, screenshotDir, failures) {
   return { page: path, load_ms: Date.now() - started, widget_state: hasWidgetState, sliders: widgets, problems };
 }
 
+/** On a phone: does the page scroll sideways, and how small is each article figure's smallest text (CSS px)? */
+async function phoneProblems(context, baseUrl, path) {
+  const page = await context.newPage();
+  await page.goto(baseUrl + path, { waitUntil: "networkidle", timeout: 60_000 });
+  if ((await page.$('script[type="application/vnd.jupyter.widget-state+json"]')) !== null) {
+    await page.waitForSelector(".jupyter-widgets", { timeout: WIDGET_RENDER_TIMEOUT_MS }).catch(() => {});
+  }
+  const measured = await page.evaluate(async ({ article, container }) => {
+    /** The font size of the smallest text stamped in a PNG (tEXt) or WebP (XMP), or null. */
+    const stampedTextPx = (buffer) => {
+      const bytes = new Uint8Array(buffer);
+      const text = (from, to) => String.fromCharCode(...bytes.subarray(from, to));
+      if (bytes[0] === 0x89 && text(1, 4) === "PNG") {
+        const view = new DataView(buffer);
+        for (let offset = 8; offset + 8 <= bytes.length; ) {
+          const length = view.getUint32(offset);
+          if (text(offset + 4, offset + 8) === "tEXt") {
+            const data = text(offset + 8, offset + 8 + length);
+            const [key, value] = data.split("\u0000");
+            if (key === "infer-smallest-text-px") return Number(value);
+          }
+          offset += 12 + length;
+        }
+        return null;
+      }
+      if (text(0, 4) === "RIFF" && text(8, 12) === "WEBP") {
+        const match = /infer-smallest-text-px="([0-9.]+)"/.exec(new TextDecoder("latin1").decode(bytes));
+        return match ? Number(match[1]) : null;
+      }
+      return undefined; // not a raster this check measures (an SVG icon, say)
+    };
+    const root = document.scrollingElement;
+    const result = { page_width: root.scrollWidth, figures: [] };
+    const main = document.querySelector(article);
+    if (!main) return result;
+    for (const img of main.querySelectorAll("img")) {
+      const frames = img.closest(container);
+      const shown = img.checkVisibility() ? img
+        : frames ? [...frames.querySelectorAll("img")].find((other) => other.checkVisibility()) : null;
+      if (!shown || shown.naturalWidth === 0) continue;
+      let stamp;
+      try {
+        stamp = stampedTextPx(await (await fetch(img.currentSrc || img.src)).arrayBuffer());
+      } catch {
+        continue;
+      }
+      if (stamp === undefined) continue;
+      const scale = shown.getBoundingClientRect().width / shown.naturalWidth;
+      result.figures.push({
+        alt: (img.getAttribute("alt") ?? "").slice(0, 70),
+        in_slider: Boolean(frames),
+        text_css_px: stamp === null ? null : Math.round(stamp * scale * 10) / 10,
+      });
+    }
+    return result;
+  }, { article: ARTICLE_SELECTOR, container: CONTAINER_SELECTOR });
+  await page.close();
+  const problems = [];
+  if (measured.page_width > PHONE_VIEWPORT.width + 1) {
+    problems.push(`on a ${PHONE_VIEWPORT.width} px screen the page is ${measured.page_width} px wide (it scrolls sideways)`);
+  }
+  const seen = new Set();
+  for (const figure of measured.figures) {
+    const what = `${figure.in_slider ? "slider frame" : "figure"} "${figure.alt}"`;
+    if (seen.has(what)) continue; // a slider's frames share one verdict
+    if (figure.text_css_px === null) {
+      seen.add(what);
+      problems.push(`${what} carries no text size: draw it after infer_lib.plots.setup_book_figures() or with infer_lib.widgets`);
+    } else if (figure.text_css_px < MIN_TEXT_CSS_PX) {
+      seen.add(what);
+      problems.push(`${what}: smallest text ${figure.text_css_px} CSS px on a ${PHONE_VIEWPORT.width} px screen ` +
+        `(at least ${MIN_TEXT_CSS_PX}: a narrower figure or larger type)`);
+    }
+  }
+  const sizes = measured.figures.map((figure) => figure.text_css_px).filter((size) => size !== null);
+  return { problems, page_width: measured.page_width, figures: measured.figures.length,
+    smallest_text_css_px: sizes.length ? Math.min(...sizes) : null };
+}
+
 /** Run the whole check; return the exit status. */
 async function main() {
   const { values } = parseArgs({
@@ -314,7 +404,9 @@ async function main() {
   const externalRequests = [];
   const { server, baseUrl } = await startServer(values.python, root);
   const profile = mkdtempSync(join(tmpdir(), "check-site-profile-"));
+  const phoneProfile = mkdtempSync(join(tmpdir(), "check-site-phone-"));
   let context;
+  let phone;
   const summary = { site: root, base_url: baseUrl, pages: [] };
   try {
     context = await chromium.launchPersistentContext(profile, {
@@ -332,8 +424,25 @@ async function main() {
     for (const path of pages) {
       summary.pages.push(await checkPage(context, baseUrl, path, values.screenshots, failures));
     }
+    phone = await chromium.launchPersistentContext(phoneProfile, {
+      executablePath: CHROMIUM_PATH,
+      args: CHROMIUM_ARGS,
+      headless: true,
+      viewport: PHONE_VIEWPORT,
+      isMobile: true,
+      hasTouch: true,
+    });
+    await phone.route("**/*", (route) => (isLocal(route.request().url()) ? route.continue() : route.abort("blockedbyclient")));
+    for (const [index, path] of pages.entries()) {
+      const result = await phoneProblems(phone, baseUrl, path);
+      summary.pages[index].phone = { page_width: result.page_width, figures: result.figures,
+        smallest_text_css_px: result.smallest_text_css_px };
+      failures.push(...result.problems.map((problem) => `${path}: ${problem}`));
+    }
   } finally {
     if (context) await context.close();
+    if (phone) await phone.close();
+    rmSync(phoneProfile, { recursive: true, force: true });
     server.kill();
     rmSync(profile, { recursive: true, force: true });
   }
@@ -348,7 +457,8 @@ async function main() {
   }
   console.error(
     `check_site: OK, ${pages.length} pages, ${summary.sliders_checked} sliders moved their figures from the keyboard, ` +
-      "no external requests, images with alt text, headings in order, named sliders, icons drawn",
+      "no external requests, images with alt text, headings in order, named sliders, icons drawn, " +
+      `no page wider than a ${PHONE_VIEWPORT.width} px phone and no figure text under ${MIN_TEXT_CSS_PX} CSS px on it`,
   );
   return 0;
 }
