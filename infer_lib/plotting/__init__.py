@@ -14,6 +14,7 @@ in the module of its concept:
 - ``curves``          -- lines against x, bars, CDFs, throughput-interactivity trade-offs and frontiers
 - ``disaggregation``  -- the two pools as a factory line, KV transfer times by link, traces by length, win/lose maps
 - ``speculative``     -- a draft/verify step as a schematic, speedup against draft length, batch and tokens per step
+- ``hardware_futures`` -- memories by capacity and bandwidth, a step's time by part, GPU + SRAM serving, chips judged
 
 ``infer_lib.plots`` and ``infer_lib.plots_serving`` still offer every name they had,
 for the notebooks written before this package.
@@ -32,5 +33,5 @@ from infer_lib.plotting import (
     timelines,
 )
 
-__all__ = ["curves", "disaggregation", "grids", "memory", "model_internals", "roofline", "schematics",
+__all__ = ["curves", "disaggregation", "grids", "hardware_futures", "memory", "model_internals", "roofline", "schematics",
            "speculative", "style", "timelines"]
