@@ -24,6 +24,7 @@ from infer_lib.plotting import (
     curves,
     disaggregation,
     grids,
+    hardware_futures,
     memory,
     model_internals,
     roofline,
@@ -33,5 +34,5 @@ from infer_lib.plotting import (
     timelines,
 )
 
-__all__ = ["curves", "disaggregation", "grids", "hardware_futures", "memory", "model_internals", "roofline", "schematics",
-           "speculative", "style", "timelines"]
+__all__ = ["curves", "disaggregation", "grids", "hardware_futures", "memory", "model_internals", "roofline",
+           "schematics", "speculative", "style", "timelines"]
