@@ -21,7 +21,7 @@ Introduced in ch-serving-engines.
 from __future__ import annotations
 
 import enum
-from collections.abc import Collection, Hashable, Iterable, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Sequence
 
 from infer_lib.accounting import kv_bytes_per_token, weight_bytes
 from infer_lib.checks import require_positive_int, require_positive_number
@@ -112,6 +112,8 @@ class BlockManager:
         self._num_stale_entries = 0
         self._num_free = num_blocks
         self.num_table_blocks = 0  # block-table entries over all requests (a shared block counts per holder)
+        # Called with the hash of each cached block evicted to make room (a lower KV tier keeps it; kv_offload).
+        self.on_evict: Callable[[int], None] | None = None
 
     # --- state ---------------------------------------------------------------------------
 
@@ -244,6 +246,8 @@ class BlockManager:
                     continue
                 ref_counts[block] = 1
                 if hash_of_block[block] is not None:
+                    if self.on_evict is not None:
+                        self.on_evict(hash_of_block[block])
                     del self.cached_block_by_hash[hash_of_block[block]]
                     hash_of_block[block] = None
                 blocks.append(block)

@@ -21,6 +21,7 @@ from infer_lib.checks import (
 )
 from infer_lib.models import ModelConfig
 from infer_lib.serving.block_manager import DEFAULT_BLOCK_SIZE
+from infer_lib.serving.kv_tiers import KVTier
 from infer_lib.serving.policies import FCFS, DecodeFirst, QueuePolicy, StepPriority
 
 BATCHING_MODES = ("static", "continuous", "chunked")
@@ -103,6 +104,9 @@ class CacheConfig:
       for a request without ``max_tokens`` reserves this many tokens. None: the model's context.
     - ``swap_bytes_per_s``: host link bandwidth one way, needed by ``preemption_mode='swap'``.
     - ``free_block_order``: the order physical blocks are handed out (default 0, 1, 2, ...).
+    - ``kv_tier``: a :class:`~infer_lib.serving.kv_tiers.KVTier` below HBM (host DRAM, SSD) that keeps
+      prefix blocks evicted from HBM; a prompt reloads the blocks it finds there instead of
+      computing them (``kv_offload``; needs prefix caching). None: evicted blocks are gone.
 
     Introduced in ch-serving-engines.
     """
@@ -115,6 +119,7 @@ class CacheConfig:
     max_model_len: int | None = None
     swap_bytes_per_s: float | None = None
     free_block_order: tuple[int, ...] | None = None
+    kv_tier: KVTier | None = None
 
     def __post_init__(self) -> None:
         require_choice("kv_allocation", self.kv_allocation, KV_ALLOCATIONS)
@@ -132,6 +137,12 @@ class CacheConfig:
                 raise ValueError("swap_bytes_per_s must be finite.")
         if self.enable_prefix_caching and self.kv_allocation != "paged":
             raise ValueError("prefix caching shares blocks: it needs kv_allocation='paged'.")
+        if self.kv_tier is not None:
+            if not isinstance(self.kv_tier, KVTier):
+                raise TypeError(f"kv_tier must be a KVTier (kv_tiers.tier_catalogue(chip)[1] is host DRAM), "
+                                f"got {self.kv_tier!r}.")
+            if not self.enable_prefix_caching:
+                raise ValueError("kv_tier keeps evicted prefix blocks: it needs enable_prefix_caching=True.")
 
 
 @dataclass(frozen=True)

@@ -214,7 +214,7 @@ class Instance:
                                                  out.window_context_tokens_sum)
         if self.speculator is not None:
             duration_s = self.speculator.step_time_s(sched, out, duration_s)
-        duration_s += out.swap_bytes * self._swap_s_per_byte
+        duration_s += out.swap_bytes * self._swap_s_per_byte + out.reload_s
         self.log.step(duration_s, sched.kv_usage_slots(out))
         if self.record_steps:
             self._record_step(now_s, duration_s, out)

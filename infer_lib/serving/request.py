@@ -46,12 +46,17 @@ class Request:
     prefix caching: give ``prompt_token_ids``, or say that its first
     ``num_shared_prefix_tokens`` tokens are the shared prefix ``shared_prefix_id``
     (a system prompt, an agent's tool definitions); other prompts share nothing.
+    A trace that names its prompt's blocks instead of its tokens (Mooncake's ``hash_ids``)
+    gives ``prefix_block_ids``, one id per ``prefix_block_tokens`` tokens (the last
+    block may be partial): equal ids mean equal blocks with equal prefixes, and the
+    engine's blocks are hashed from them (see :meth:`prompt_block_hashes`).
     Introduced in ch-serving-engines.
     """
 
     __slots__ = (
         "request_id", "arrived_at_s", "num_prefill_tokens", "num_decode_tokens", "max_tokens",
         "prompt_token_ids", "shared_prefix_id", "num_shared_prefix_tokens",
+        "prefix_block_ids", "prefix_block_tokens",
         # progress
         "status", "num_computed_tokens", "num_output_tokens", "max_computed_tokens", "swapped",
         "num_preemptions", "num_recomputed_tokens", "num_cached_prompt_tokens",
@@ -63,7 +68,8 @@ class Request:
 
     def __init__(self, request_id: int, arrived_at_s: float, num_prefill_tokens: int, num_decode_tokens: int, *,
                  max_tokens: int | None = None, prompt_token_ids: Sequence[int] | None = None,
-                 shared_prefix_id: int | None = None, num_shared_prefix_tokens: int = 0):
+                 shared_prefix_id: int | None = None, num_shared_prefix_tokens: int = 0,
+                 prefix_block_ids: Sequence[int] | None = None, prefix_block_tokens: int | None = None):
         self.request_id = require_non_negative_int("request_id", request_id)
         if isinstance(arrived_at_s, bool) or not isinstance(arrived_at_s, (int, float)) \
                 or not math.isfinite(arrived_at_s) or arrived_at_s < 0:
@@ -97,6 +103,20 @@ class Request:
             require_non_negative_int(f"request {request_id}: shared_prefix_id", shared_prefix_id)
         self.shared_prefix_id = shared_prefix_id
         self.num_shared_prefix_tokens = num_shared_prefix_tokens
+        if (prefix_block_ids is None) != (prefix_block_tokens is None):
+            raise ValueError(f"request {request_id}: give prefix_block_ids and prefix_block_tokens together, "
+                             "or neither.")
+        if prefix_block_ids is not None:
+            if prompt_token_ids is not None or shared_prefix_id is not None:
+                raise ValueError(f"request {request_id}: give prefix_block_ids, prompt_token_ids or a shared "
+                                 "prefix, not several.")
+            require_positive_int(f"request {request_id}: prefix_block_tokens", prefix_block_tokens)
+            prefix_block_ids = tuple(prefix_block_ids)
+            if len(prefix_block_ids) * prefix_block_tokens < num_prefill_tokens:
+                raise ValueError(f"request {request_id}: {len(prefix_block_ids)} prefix blocks of "
+                                 f"{prefix_block_tokens} tokens cannot hold a {num_prefill_tokens}-token prompt.")
+        self.prefix_block_ids = prefix_block_ids
+        self.prefix_block_tokens = prefix_block_tokens
         self._reset()
 
     def _reset(self) -> None:
@@ -122,6 +142,7 @@ class Request:
         copy.num_prefill_tokens, copy.num_decode_tokens = self.num_prefill_tokens, self.num_decode_tokens
         copy.max_tokens, copy.prompt_token_ids = self.max_tokens, self.prompt_token_ids
         copy.shared_prefix_id, copy.num_shared_prefix_tokens = self.shared_prefix_id, self.num_shared_prefix_tokens
+        copy.prefix_block_ids, copy.prefix_block_tokens = self.prefix_block_ids, self.prefix_block_tokens
         copy._reset()
         return copy
 
@@ -133,12 +154,21 @@ class Request:
     def prompt_block_hashes(self, block_size: int) -> list[int]:
         """Hashes of the full prompt blocks others can share, first to last (see block_manager).
 
-        From ``prompt_token_ids`` when given; else one hash per full block of the shared
-        prefix, chained like token hashes; else none.
+        From ``prompt_token_ids`` when given; from ``prefix_block_ids`` when given (each
+        full engine block named by the trace blocks it covers and its offset in the first,
+        chained like token hashes, so two prompts share engine blocks exactly where they
+        share trace blocks); else one hash per full block of the shared prefix; else none.
         """
         if self._block_hashes is None or self._block_hashes[0] != block_size:
             if self.prompt_token_ids is not None:
                 hashes = block_hashes(self.prompt_token_ids, block_size)
+            elif self.prefix_block_ids is not None:
+                hashes, parent, ids, size = [], 0, self.prefix_block_ids, self.prefix_block_tokens
+                for start in range(0, self.num_prefill_tokens - block_size + 1, block_size):
+                    end = start + block_size - 1
+                    # -2 is never a token id or -1, so these blocks cannot collide with the other kinds.
+                    parent = hash((parent, (-2, start % size, ids[start // size:end // size + 1])))
+                    hashes.append(parent)
             else:
                 hashes, parent = [], 0
                 for _ in range(self.num_shared_prefix_tokens // block_size):

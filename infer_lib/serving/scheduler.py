@@ -40,6 +40,7 @@ from infer_lib.serving.block_manager import BlockManager
 from infer_lib.serving.config import CacheConfig, SchedulerConfig
 from infer_lib.serving.cost_model import StepCostModel
 from infer_lib.serving.decode_rounds import DecodeRounds, run_quiet_stretch
+from infer_lib.serving.kv_offload import TierBlockStore
 from infer_lib.serving.metrics import StepLog
 from infer_lib.serving.request import Request, RequestStatus
 from infer_lib.serving.reservation import ContiguousReservation
@@ -52,13 +53,14 @@ class SchedulerOutput:
     token, their number and the sums of their cached tokens (all layers; and the part
     a sliding layer reads) being ``num_decodes``, ``context_tokens_sum`` and
     ``window_context_tokens_sum``; ``swap_bytes``: KV bytes copied to or from host
-    memory; ``num_preempted``: requests preempted while forming the step;
+    memory; ``reload_s``: seconds spent reloading prefix blocks from a lower KV tier
+    (``kv_offload``); ``num_preempted``: requests preempted while forming the step;
     ``num_decode_rounds``: decode rounds the step completes, 1 unless a speculative step
     gains more tokens per sequence (``speculation``). Introduced in ch-serving-engines.
     """
 
     __slots__ = ("chunks", "runs_decodes", "num_decodes", "context_tokens_sum", "window_context_tokens_sum",
-                 "swap_bytes", "num_preempted", "num_decode_rounds")
+                 "swap_bytes", "num_preempted", "num_decode_rounds", "reload_s")
 
     def __init__(self) -> None:
         self.chunks: list[tuple[Request, int, int, bool]] = []
@@ -67,6 +69,7 @@ class SchedulerOutput:
         self.swap_bytes = 0.0
         self.num_preempted = 0
         self.num_decode_rounds = 1
+        self.reload_s = 0.0
 
     @property
     def num_prefill_tokens(self) -> int:
@@ -113,6 +116,11 @@ class Scheduler:
         self._arrival_seq = 0
 
         self.decode_rounds = DecodeRounds(self.block_size, self.paged, sliding_window, log)
+        # A lower KV tier that keeps the prefix blocks HBM evicts (kv_offload), if the cache config names one.
+        self.kv_tier_store: TierBlockStore | None = None
+        if cache_config.kv_tier is not None and self.paged:
+            self.kv_tier_store = TierBlockStore(cache_config.kv_tier, self.block_size * kv_bytes_per_token)
+            kv_cache.on_evict = self.kv_tier_store.offload
 
         # Token accounting over the whole run.
         self.num_prompt_tokens_computed = 0
@@ -243,11 +251,17 @@ class Scheduler:
         resumes_decoding = request.swapped and request.num_output_tokens > 0 \
             and computed == request.num_tokens - 1
         cached_blocks: list[int] = []
+        num_reloaded_blocks = 0
         if not request.swapped and self.paged and self.kv_cache.enable_prefix_caching:
             cached_blocks = self.kv_cache.find_cached_blocks(request.prompt_block_hashes(self.block_size))
             while cached_blocks and len(cached_blocks) * self.block_size > request.num_tokens - 1:
                 cached_blocks.pop()  # at least one token must be computed to sample from
             computed = len(cached_blocks) * self.block_size
+            if self.kv_tier_store is not None:  # the blocks right after those, if a lower tier keeps them
+                num_reloaded_blocks = self.kv_tier_store.leading_run(
+                    request.prompt_block_hashes(self.block_size), len(cached_blocks),
+                    (request.num_tokens - 1) // self.block_size - len(cached_blocks))
+                computed += num_reloaded_blocks * self.block_size
         remaining = request.num_tokens - computed
         if resumes_decoding:
             num_new = 1
@@ -272,6 +286,13 @@ class Scheduler:
             request.swapped = False
             swap_bytes = computed * self.kv_bytes_per_token
             out.swap_bytes += swap_bytes
+        elif num_reloaded_blocks:
+            out.reload_s += self.kv_tier_store.reload(request.prompt_block_hashes(self.block_size),
+                                                      len(cached_blocks), num_reloaded_blocks)
+            fresh = max(0, len(cached_blocks) * self.block_size - request.max_computed_tokens)
+            request.num_cached_prompt_tokens += fresh
+            self.num_cached_prompt_tokens += fresh
+            request.max_computed_tokens = max(request.max_computed_tokens, computed)
         elif cached_blocks:
             fresh = max(0, computed - request.max_computed_tokens)
             request.num_cached_prompt_tokens += fresh
