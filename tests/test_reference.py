@@ -288,3 +288,33 @@ def test_every_glossary_entry_is_linked_from_a_built_chapter() -> None:
 def test_each_built_chapter_links_the_glossary(page: Path) -> None:
     assert page.is_file(), f"{page} not built"
     assert any("glossary.html#term-" in href for href in page_hrefs(page)), f"{page.name} links no glossary term"
+
+
+def _chapter_links_extension():
+    spec = importlib.util.spec_from_file_location("book_extension_chapter_links",
+                                                  REPO_ROOT / "book" / "_ext" / "chapter_links.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_docstring_chapter_labels_become_references() -> None:
+    links = _chapter_links_extension()
+    labels = links.chapter_labels(REPO_ROOT / "chapters")
+    assert {"ch-prefill-decode", "ch-roofline", "ch-disaggregation"} <= labels
+    assert links.link_chapter_labels("Introduced in ch-roofline.", labels) == "Introduced in :ref:`ch-roofline`."
+    assert links.link_chapter_labels("(ch-prefill-decode)", labels) == "(:ref:`ch-prefill-decode`)"
+    assert links.link_chapter_labels("``ch-roofline`` and :ref:`ch-roofline`", labels) == "``ch-roofline`` and :ref:`ch-roofline`"
+    assert links.link_chapter_labels("ch-no-such-chapter", labels) == "ch-no-such-chapter"
+
+
+@requires_site
+def test_built_api_pages_show_no_raw_chapter_label() -> None:
+    labels = _chapter_links_extension().chapter_labels(REPO_ROOT / "chapters")
+    raw = re.compile(r"(?<![\w#/-])(" + "|".join(sorted(map(re.escape, labels))) + r")(?![\w-])")
+    found = []
+    for page in sorted((SITE / "book" / "api").rglob("*.html")):
+        article = page.read_text(encoding="utf-8")
+        text = re.sub(r"<[^>]+>", " ", article.split('<article', 1)[-1].split("</article>", 1)[0])
+        found += [f"{page.relative_to(SITE)}: {match.group(1)}" for match in raw.finditer(text)]
+    assert not found, "chapter labels printed as text where a link belongs:\n" + "\n".join(found[:20])
