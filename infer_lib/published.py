@@ -391,3 +391,51 @@ PODCAST_BANDWIDTH_USED_OPTIMISED_CLAIM = DataPoint(
 PODCAST_LPDDR_CARD_BANDWIDTH_USED_CLAIM = DataPoint(
     "share of its memory bandwidth the guest's LPDDR card uses ('90% or more'), as quoted in the podcast", 90, "%",
     "2026", PODCAST_SOURCE, PODCAST_BIBKEY)
+
+# ---------------------------------------------------------------- agentic workloads (ch-agentic-workloads)
+
+# Claude Opus 4.6's base input price for prompts up to 200K tokens (Anthropic's fast-mode documentation lists
+# $5 / $25 per million input / output tokens at standard speed); cache reads are PROMPT_CACHE_READ_PRICE_MULTIPLIER
+# times this. TraceLab prices its trace at the same Opus rates (its artifacts/utils/pricing.json).
+STANDARD_INPUT_PRICE_PER_MTOK = DataPoint("standard input price, prompts up to 200K tokens", 5.0, "USD/Mtok", "2026",
+                                          "Anthropic fast-mode documentation", "anthropicfastmode")
+
+# TraceLab (Zhu et al., arXiv 2606.30560; uw-syfi/TraceLab): the dataset's token totals (README and paper macros,
+# snapshot 0b8a262ba69602869133b65972d51a388bde45e1), and the cost composition of the whole trace at list prices,
+# cached prefix at the cache-read rate ("Cost composition: prefix/cached 61.7%, append/new-input 26.7%, output
+# 11.6%", artifacts/session/session_cost_distribution/README.md at commit fd16477b7d26829132348dc279e62b9e8de2182e).
+TRACELAB_SOURCE = "TraceLab repository (uw-syfi/TraceLab)"
+TRACELAB_TOTAL_INPUT_TOKENS = DataPoint("TraceLab dataset: input tokens, all sessions", 54.9e9, "tokens", "2026",
+                                        TRACELAB_SOURCE, "zhu2026tracelab")
+TRACELAB_TOTAL_CACHED_TOKENS = DataPoint("TraceLab dataset: cached input tokens, all sessions", 52.6e9, "tokens",
+                                         "2026", TRACELAB_SOURCE, "zhu2026tracelab")
+TRACELAB_TOTAL_OUTPUT_TOKENS = DataPoint("TraceLab dataset: output tokens, all sessions", 186.9e6, "tokens", "2026",
+                                         TRACELAB_SOURCE, "zhu2026tracelab")
+TRACELAB_COST_SHARE_PREFIX = DataPoint("TraceLab trace at list prices: share of cost for cached prefix tokens", 61.7,
+                                       "%", "2026", TRACELAB_SOURCE, "tracelabcode")
+TRACELAB_COST_SHARE_APPEND = DataPoint("TraceLab trace at list prices: share of cost for appended input tokens", 26.7,
+                                       "%", "2026", TRACELAB_SOURCE, "tracelabcode")
+TRACELAB_COST_SHARE_OUTPUT = DataPoint("TraceLab trace at list prices: share of cost for output tokens", 11.6, "%",
+                                       "2026", TRACELAB_SOURCE, "tracelabcode")
+# Its eviction-timeout sweep: KV held, relative to the trace's reference level, at a 1-minute and a 1-hour timeout.
+TRACELAB_STORAGE_RATIO_1_MIN = DataPoint("TraceLab eviction sweep: storage ratio at a 1-minute timeout", 0.74, "x",
+                                         "2026", TRACELAB_SOURCE, "tracelabcode")
+TRACELAB_STORAGE_RATIO_1_H = DataPoint("TraceLab eviction sweep: storage ratio at a 1-hour timeout", 5.07, "x",
+                                       "2026", TRACELAB_SOURCE, "tracelabcode")
+
+# What the podcast says of agentic traffic (its guest drew on TraceLab and on an analysis of a month of Copilot
+# traces). The first three are not in TraceLab's published tables; the chapter says so and teaches TraceLab's.
+PODCAST_AGENT_SESSION_MINUTES_CLAIM = DataPoint("mean agent session length, as quoted in the podcast", 62.6, "min",
+                                                "2026", PODCAST_SOURCE, PODCAST_BIBKEY)
+PODCAST_AGENT_WAIT_MINUTES_CLAIM = DataPoint("median human wait between requests, as quoted in the podcast", 25,
+                                             "min", "2026", PODCAST_SOURCE, PODCAST_BIBKEY)
+PODCAST_AGENT_SKEW_CLAIM = DataPoint("mean / median skew of agent workloads, as quoted in the podcast", 15, "x",
+                                     "2026", PODCAST_SOURCE, PODCAST_BIBKEY)
+PODCAST_AGENT_HELD_KV_GB_CLAIM = DataPoint("median KV held during a human wait, as quoted in the podcast", 40, "GB",
+                                           "2026", PODCAST_SOURCE, PODCAST_BIBKEY)
+PODCAST_PREFIX_COST_SHARE_CLAIM = DataPoint("share of cost spent reading prefixes, as quoted in the podcast", 60, "%",
+                                            "2026", PODCAST_SOURCE, PODCAST_BIBKEY)
+PODCAST_GOLDEN_WINDOW_LOW_MINUTES_CLAIM = DataPoint("KV 'golden window' after a call, low end, as quoted", 5, "min",
+                                                    "2026", PODCAST_SOURCE, PODCAST_BIBKEY)
+PODCAST_GOLDEN_WINDOW_HIGH_MINUTES_CLAIM = DataPoint("KV 'golden window' after a call, high end, as quoted", 10,
+                                                     "min", "2026", PODCAST_SOURCE, PODCAST_BIBKEY)

@@ -104,6 +104,27 @@ AS_PUBLISHED = [
     # vLLM v0.6.0 blog: "The HTTP API server takes 33% ..."; "29% of the total execution time is spent on scheduling".
     ("VLLM_053_API_SERVER_SHARE", 33, "%", "vllmperfupdate2024"),
     ("VLLM_053_SCHEDULING_SHARE", 29, "%", "vllmperfupdate2024"),
+    # Agentic workloads. Opus 4.6 at standard speed: $5 / $25 per million input / output tokens (fact sheet, E).
+    ("STANDARD_INPUT_PRICE_PER_MTOK", 5.0, "USD/Mtok", "anthropicfastmode"),
+    # TraceLab: "54.9B input / 52.6B cached / 186.9M output tokens" (fact sheet, D); its cost-distribution README:
+    # "prefix/cached 61.7%, append/new-input 26.7%, output 11.6%"; eviction sweep storage ratio 0.74 (1 min), 5.07 (1 h).
+    ("TRACELAB_TOTAL_INPUT_TOKENS", 54.9e9, "tokens", "zhu2026tracelab"),
+    ("TRACELAB_TOTAL_CACHED_TOKENS", 52.6e9, "tokens", "zhu2026tracelab"),
+    ("TRACELAB_TOTAL_OUTPUT_TOKENS", 186.9e6, "tokens", "zhu2026tracelab"),
+    ("TRACELAB_COST_SHARE_PREFIX", 61.7, "%", "tracelabcode"),
+    ("TRACELAB_COST_SHARE_APPEND", 26.7, "%", "tracelabcode"),
+    ("TRACELAB_COST_SHARE_OUTPUT", 11.6, "%", "tracelabcode"),
+    ("TRACELAB_STORAGE_RATIO_1_MIN", 0.74, "x", "tracelabcode"),
+    ("TRACELAB_STORAGE_RATIO_1_H", 5.07, "x", "tracelabcode"),
+    # The podcast (seed transcript, agentic part): "session 平均为 62.6 分钟", "人等待时间的中位数是25分钟",
+    # "skew差距几乎达到15倍", "容量中位数大约是 40GB", "其中60%会成为读取 prefix 时使用的成本", "5到10分钟是黄金时间".
+    ("PODCAST_AGENT_SESSION_MINUTES_CLAIM", 62.6, "min", "hyperaccelpodcast"),
+    ("PODCAST_AGENT_WAIT_MINUTES_CLAIM", 25, "min", "hyperaccelpodcast"),
+    ("PODCAST_AGENT_SKEW_CLAIM", 15, "x", "hyperaccelpodcast"),
+    ("PODCAST_AGENT_HELD_KV_GB_CLAIM", 40, "GB", "hyperaccelpodcast"),
+    ("PODCAST_PREFIX_COST_SHARE_CLAIM", 60, "%", "hyperaccelpodcast"),
+    ("PODCAST_GOLDEN_WINDOW_LOW_MINUTES_CLAIM", 5, "min", "hyperaccelpodcast"),
+    ("PODCAST_GOLDEN_WINDOW_HIGH_MINUTES_CLAIM", 10, "min", "hyperaccelpodcast"),
 ]
 
 
