@@ -22,6 +22,7 @@ Modules, each one concept:
 - ``metrics``       -- TTFT, TPOT, TBT, throughput, goodput, KV waste
 - ``frontier``      -- interactivity vs throughput points, Pareto frontier, SLO line
 - ``analysis``      -- a run's step log read back: batch slots per step, a request's token times
+- ``efficiency``    -- achieved shares of peak FLOP/s and bandwidth and a per-step overhead (default: the bound)
 - ``speculation``   -- speculative decoding in a step: draft and verify on the roofline, lookahead slots, cut-off
 
 Introduced in ch-batching and ch-serving-engines; disaggregation in ch-disaggregation.
@@ -33,6 +34,13 @@ from infer_lib.serving.block_manager import DEFAULT_BLOCK_SIZE, AllocStatus, Blo
 from infer_lib.serving.config import CacheConfig, SchedulerConfig, SpeculationConfig
 from infer_lib.serving.cost_model import StepCostModel
 from infer_lib.serving.disaggregated import DisaggregatedResult, Transfer, handoff_time_s, simulate_disaggregated
+from infer_lib.serving.efficiency import (
+    A100_KERNELS,
+    A100_KERNELS_VLLM_V0_OVERHEAD,
+    EFFICIENCY_PRESETS,
+    ROOFLINE,
+    Efficiency,
+)
 from infer_lib.serving.engine import EventQueue, MultiInstanceResult, SimulationResult, simulate, simulate_instances
 from infer_lib.serving.frontier import FrontierPoint, best_throughput_at_slo, pareto_frontier, sweep
 from infer_lib.serving.goodput import (
@@ -74,4 +82,5 @@ __all__ = [
     "SpeculationConfig",
     "DisaggregatedResult", "LeastOutstandingTokens", "Transfer", "handoff_time_s", "simulate_disaggregated",
     "GoodputPoint", "fleets_of", "goodput_by_fleet", "max_goodput_rate", "rescale_arrivals", "slo_attainment",
+    "A100_KERNELS", "A100_KERNELS_VLLM_V0_OVERHEAD", "EFFICIENCY_PRESETS", "ROOFLINE", "Efficiency",
 ]

@@ -20,14 +20,18 @@ chip), the coefficients that make the same counts cheap:
   the last W - 1 in a sliding layer) and the new tokens' K and V written once.
 
 Step time = max(FLOPs / (t x peak), bytes / (t x bandwidth)) + all-reduce time +
-a fixed per-step overhead (0 unless given). With tensor parallelism over t chips
+a fixed per-step overhead (0 unless given). An ``efficiency``
+(:class:`~infer_lib.serving.efficiency.Efficiency`) scales the peak and the bandwidth
+by the shares real kernels achieve and adds its per-step overhead; the default,
+:data:`~infer_lib.serving.efficiency.ROOFLINE`, is the bound itself. With tensor parallelism over t chips
 the weights, FLOPs and KV are split evenly; each layer adds two all-reduces of the
 step's activations (T x D values), and a ring all-reduce sends 2(t-1)/t of those
 bytes from every chip, each way of its links at half the quoted (two-way) NVLink
-figure. The all-reduce is not overlapped with the rest of the step.
+figure. The all-reduce is not overlapped with the rest of the step, and runs at the
+link's full rate: a serial estimate added to the bound, not part of it.
 
-Everything ``infer_lib.roofline`` assumes holds here too: a lower bound at peak
-rates. Introduced in ch-batching; used by the simulator of
+Everything ``infer_lib.roofline`` assumes holds here too: with the default efficiency,
+a lower bound at peak rates. Introduced in ch-batching; used by the simulator of
 ch-serving-engines.
 """
 
@@ -45,6 +49,7 @@ from infer_lib.checks import require_positive_int, require_positive_number
 from infer_lib.costs import attended_pairs, attention_matmul_params_per_layer
 from infer_lib.hardware import Chip
 from infer_lib.models import ModelConfig
+from infer_lib.serving.efficiency import Efficiency, require_efficiency
 
 
 class StepCostModel:
@@ -52,13 +57,16 @@ class StepCostModel:
 
     ``tensor_parallel_size`` chips share each step; ``step_overhead_s`` is a fixed time
     added to every step (scheduling, kernel launches; 0 by default, so the step time is
-    the pure roofline bound). Byte sizes are per stored value (2 for BF16).
+    the pure roofline bound). ``efficiency`` scales the peak FLOP/s and bandwidth by the
+    shares real kernels reach and adds its own per-step overhead (default: the roofline
+    bound, shares 1). Byte sizes are per stored value (2 for BF16).
     Introduced in ch-batching.
     """
 
     def __init__(self, model: ModelConfig, chip: Chip, *, tensor_parallel_size: int = 1,
                  bytes_per_param: float = 2.0, bytes_per_kv_value: float = 2.0,
-                 bytes_per_activation: float = 2.0, dtype: str = "bf16", step_overhead_s: float = 0.0):
+                 bytes_per_activation: float = 2.0, dtype: str = "bf16", step_overhead_s: float = 0.0,
+                 efficiency: Efficiency | None = None):
         self.model, self.chip = model, chip
         self.tensor_parallel_size = require_positive_int("tensor_parallel_size", tensor_parallel_size)
         bpp = require_positive_number("bytes_per_param", bytes_per_param)
@@ -67,14 +75,16 @@ class StepCostModel:
         if isinstance(step_overhead_s, bool) or not isinstance(step_overhead_s, (int, float)) \
                 or not 0 <= step_overhead_s < float("inf"):
             raise ValueError(f"step_overhead_s must be a finite number of seconds >= 0, got {step_overhead_s!r}.")
-        self.step_overhead_s = float(step_overhead_s)
+        self.efficiency = require_efficiency(efficiency)
+        self.step_overhead_s = float(step_overhead_s) + self.efficiency.step_overhead_s
         t = self.tensor_parallel_size
         if t > 1 and chip.interconnect_bytes_per_s is None:
             raise ValueError(f"tensor_parallel_size={t} needs the chip's interconnect bandwidth, but "
                              f"{chip.name} has interconnect_bytes_per_s=None; use tensor_parallel_size=1 "
                              "or a chip with a sourced link bandwidth.")
-        self.flops_per_s = chip.peak_flops_per_s(dtype) * t
-        self.memory_bytes_per_s = chip.memory_bytes_per_s * t
+        # Achieved rates: the peaks times the efficiency's shares (1 for the roofline bound, exactly).
+        self.flops_per_s = chip.peak_flops_per_s(dtype) * t * self.efficiency.flops_fraction
+        self.memory_bytes_per_s = chip.memory_bytes_per_s * t * self.efficiency.bandwidth_fraction
 
         d, v, h = model.d_model, model.vocab_size, model.num_heads
         self.num_full_layers = model.num_full_layers

@@ -57,6 +57,7 @@ from infer_lib.checks import require_positive_int
 from infer_lib.hardware import Chip, Link, get_link
 from infer_lib.models import ModelConfig
 from infer_lib.serving.config import CacheConfig, SchedulerConfig
+from infer_lib.serving.efficiency import Efficiency
 from infer_lib.serving.engine import _fresh_trace, summary_of_instances
 from infer_lib.serving.event_loop import TRANSFER_END, EventLoop, Fleet
 from infer_lib.serving.instance import Instance, SimulationResult, request_record
@@ -379,7 +380,7 @@ def simulate_disaggregated(requests: Iterable[Request], model: ModelConfig, chip
                            decode_router: Router | None = None, step_overhead_s: float = 0.0,
                            bytes_per_param: float = 2.0, bytes_per_kv_value: float = 2.0, dtype: str = "bf16",
                            record_steps: bool = False, record_events: bool = False,
-                           fast_forward: bool = True) -> DisaggregatedResult:
+                           fast_forward: bool = True, efficiency: Efficiency | None = None) -> DisaggregatedResult:
     """Serve ``requests`` with a prefill pool and a decode pool joined by ``link`` (see the module's text).
 
     ``num_prefill_instances`` x ``prefill_tensor_parallel_size`` x ``chip`` run prompts;
@@ -412,7 +413,7 @@ def simulate_disaggregated(requests: Iterable[Request], model: ModelConfig, chip
     trace, given_order = _fresh_trace(requests)
     settings = dict(step_overhead_s=step_overhead_s, bytes_per_param=bytes_per_param,
                     bytes_per_kv_value=bytes_per_kv_value, dtype=dtype, record_steps=record_steps,
-                    record_events=record_events, fast_forward=fast_forward)
+                    record_events=record_events, fast_forward=fast_forward, efficiency=efficiency)
     prefill = [Instance(model, chip, prefill_scheduler or scheduler, prefill_cache or cache,
                         tensor_parallel_size=prefill_tensor_parallel_size, name=f"prefill {index}", **settings)
                for index in range(num_prefill_instances)]

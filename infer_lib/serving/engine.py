@@ -24,6 +24,7 @@ from infer_lib.checks import require_positive_int
 from infer_lib.hardware import Chip
 from infer_lib.models import ModelConfig
 from infer_lib.serving.config import CacheConfig, SchedulerConfig, SpeculationConfig
+from infer_lib.serving.efficiency import Efficiency
 from infer_lib.serving.event_loop import EventLoop, EventQueue
 from infer_lib.serving.instance import Instance, SimulationResult, request_record
 from infer_lib.serving.metrics import SLO, RequestRecord, StepLog, Summary, summarize
@@ -40,14 +41,16 @@ def simulate(requests: Iterable[Request], model: ModelConfig, chip: Chip,
              bytes_per_kv_value: float = 2.0, dtype: str = "bf16", slo: SLO | None = None,
              record_steps: bool = False, record_events: bool = False, fast_forward: bool = True,
              progress: bool = False, num_instances: int = 1, router: Router | None = None,
-             speculation: SpeculationConfig | None = None) -> SimulationResult:
+             speculation: SpeculationConfig | None = None,
+             efficiency: Efficiency | None = None) -> SimulationResult:
     """Serve ``requests`` with ``model`` on ``tensor_parallel_size`` x ``chip``; every request runs to the end.
 
     Deterministic: the same inputs give the same result (workloads take a seed; the
     engine has no randomness). The input requests are not changed. ``slo`` adds
     goodput to the summary; ``progress`` draws a bar on stderr when it is a terminal.
     ``speculation`` serves with speculative decoding (``speculation``; it turns
-    ``fast_forward`` off; ch-speculative-decoding).
+    ``fast_forward`` off; ch-speculative-decoding). ``efficiency`` says how far the kernels
+    fall short of the roofline (:mod:`~infer_lib.serving.efficiency`; default: the bound).
 
     ``num_instances`` identical replicas (each ``tensor_parallel_size`` chips, its own KV
     cache) serve the trace behind ``router`` (default :class:`~infer_lib.serving.router.RoundRobin`).
@@ -64,7 +67,8 @@ def simulate(requests: Iterable[Request], model: ModelConfig, chip: Chip,
     instances = [Instance(model, chip, scheduler, cache, tensor_parallel_size=tensor_parallel_size,
                           step_overhead_s=step_overhead_s, bytes_per_param=bytes_per_param,
                           bytes_per_kv_value=bytes_per_kv_value, dtype=dtype, record_steps=record_steps,
-                          record_events=record_events, fast_forward=fast_forward, speculation=speculation, name="instance" if num_instances == 1 else f"replica {index}")
+                          record_events=record_events, fast_forward=fast_forward, speculation=speculation,
+                          efficiency=efficiency, name="instance" if num_instances == 1 else f"replica {index}")
                  for index in range(num_instances)]
     EventLoop(instances, RoundRobin() if router is None else router, progress=progress).run(trace)
     if num_instances == 1:

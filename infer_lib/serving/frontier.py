@@ -72,12 +72,13 @@ def sweep(requests: Sequence[Request], model: ModelConfig, chip: Chip, settings:
 
     A settings dict may hold ``max_num_seqs``, ``max_num_batched_tokens`` and ``batching``
     (replacing those of ``scheduler``), the engine's ``tensor_parallel_size``,
-    ``step_overhead_s``, ``bytes_per_param``, ``bytes_per_kv_value`` and ``dtype`` (number
+    ``step_overhead_s``, ``efficiency``, ``bytes_per_param``, ``bytes_per_kv_value`` and ``dtype`` (number
     formats: FP8 weights are ``bytes_per_param=1, dtype="fp8"``), and an optional ``label``. Introduced in ch-batching.
     """
     base = SchedulerConfig() if scheduler is None else scheduler
     scheduler_keys = ("max_num_seqs", "max_num_batched_tokens", "batching")
-    engine_keys = ("tensor_parallel_size", "step_overhead_s", "bytes_per_param", "bytes_per_kv_value", "dtype")
+    engine_keys = ("tensor_parallel_size", "step_overhead_s", "bytes_per_param", "bytes_per_kv_value", "dtype",
+                   "efficiency")
     points = []
     for setting in settings:
         unknown = set(setting) - set(scheduler_keys) - set(engine_keys) - {"label"}

@@ -35,6 +35,7 @@ from infer_lib.models import ModelConfig
 from infer_lib.serving.block_manager import BlockManager, num_kv_blocks
 from infer_lib.serving.config import CacheConfig, SchedulerConfig, SpeculationConfig
 from infer_lib.serving.cost_model import StepCostModel
+from infer_lib.serving.efficiency import Efficiency
 from infer_lib.serving.metrics import SLO, RequestRecord, StepLog, StepRecord, Summary, summarize
 from infer_lib.serving.request import Request
 from infer_lib.serving.reservation import ContiguousReservation
@@ -75,7 +76,8 @@ class Instance:
                  cache: CacheConfig | None = None, *, tensor_parallel_size: int = 1, step_overhead_s: float = 0.0,
                  bytes_per_param: float = 2.0, bytes_per_kv_value: float = 2.0, dtype: str = "bf16",
                  record_steps: bool = False, record_events: bool = False, fast_forward: bool = True,
-                 speculation: SpeculationConfig | None = None, name: str = "instance"):
+                 speculation: SpeculationConfig | None = None, efficiency: Efficiency | None = None,
+                 name: str = "instance"):
         scheduler = SchedulerConfig() if scheduler is None else scheduler
         cache = CacheConfig() if cache is None else cache
         self.name = name
@@ -83,7 +85,7 @@ class Instance:
         self.tensor_parallel_size = tensor_parallel_size
         self.cost = StepCostModel(model, chip, tensor_parallel_size=tensor_parallel_size,
                                   bytes_per_param=bytes_per_param, bytes_per_kv_value=bytes_per_kv_value,
-                                  dtype=dtype, step_overhead_s=step_overhead_s)
+                                  dtype=dtype, step_overhead_s=step_overhead_s, efficiency=efficiency)
         # Speculative decoding (speculation.py): a draft's weights and KV share the memory; no fast-forward.
         self.speculator = None if speculation is None else Speculator(
             speculation, self.cost, cache, bytes_per_param=bytes_per_param, bytes_per_kv_value=bytes_per_kv_value,

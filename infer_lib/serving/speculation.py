@@ -55,7 +55,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -140,7 +140,8 @@ class Speculator:
         self.target_cost = target_cost
         self.draft_cost = StepCostModel(draft, target_cost.chip, tensor_parallel_size=target_cost.tensor_parallel_size,
                                         bytes_per_param=bytes_per_param, bytes_per_kv_value=bytes_per_kv_value,
-                                        dtype=dtype, step_overhead_s=target_cost.step_overhead_s)
+                                        dtype=dtype, step_overhead_s=target_cost.step_overhead_s,
+                                        efficiency=replace(target_cost.efficiency, step_overhead_s=0.0))
         self._draft_window = self.draft_cost.sliding_window
         self._bytes = {"bytes_per_param": bytes_per_param, "bytes_per_kv_value": bytes_per_kv_value}
         self.num_speculative_steps = 0
