@@ -146,6 +146,18 @@ class BlockManager:
             return AllocStatus.NEVER
         return AllocStatus.OK if num_new_blocks <= self._num_free else AllocStatus.LATER
 
+    def free_blocks_after(self, request_id: Hashable, num_tokens: int, cached_blocks: Sequence[int] = ()) -> int:
+        """Blocks that would stay free if ``request_id`` grew to hold ``num_tokens`` tokens (with
+        ``cached_blocks`` as its first entries if it holds none yet); negative when they do not fit.
+
+        The scheduler's admission test: vLLM admits a request only if its whole prompt fits
+        and leaves a watermark of free blocks. Changes nothing.
+        """
+        held = len(self.block_tables.get(request_id, ()))
+        revived = sum(1 for block in cached_blocks if self.ref_counts[block] == 0)
+        new = max(0, self.blocks_needed(num_tokens) - held - len(cached_blocks))
+        return self._num_free - new - revived
+
     # --- allocation ------------------------------------------------------------------------
 
     def allocate_slots(self, request_id: Hashable, num_tokens: int, cached_blocks: Sequence[int] = ()) -> bool:

@@ -107,6 +107,11 @@ class CacheConfig:
     - ``kv_tier``: a :class:`~infer_lib.serving.kv_tiers.KVTier` below HBM (host DRAM, SSD) that keeps
       prefix blocks evicted from HBM; a prompt reloads the blocks it finds there instead of
       computing them (``kv_offload``; needs prefix caching). None: evicted blocks are gone.
+    - ``watermark``: share of the paged cache's blocks a new admission must leave free
+      (vLLM's 0.01). A request is admitted only if its whole remaining prompt fits beside
+      that reserve, so a prefill started in chunks can finish and the running decodes
+      have blocks to grow into; 0 admits while the first chunk fits. A request alone in
+      the engine is admitted whenever it fits, so none waits forever.
 
     Introduced in ch-serving-engines.
     """
@@ -120,9 +125,14 @@ class CacheConfig:
     swap_bytes_per_s: float | None = None
     free_block_order: tuple[int, ...] | None = None
     kv_tier: KVTier | None = None
+    watermark: float = 0.01
 
     def __post_init__(self) -> None:
         require_choice("kv_allocation", self.kv_allocation, KV_ALLOCATIONS)
+        if isinstance(self.watermark, bool) or not isinstance(self.watermark, (int, float)) \
+                or not 0 <= self.watermark < 1:
+            raise ValueError(f"watermark is the share of KV blocks an admission leaves free, a number in [0, 1); "
+                             f"got {self.watermark!r} (vLLM uses 0.01).")
         require_positive_int("block_size", self.block_size)
         require_positive_number("gpu_memory_utilization", self.gpu_memory_utilization)
         if self.gpu_memory_utilization > 1:

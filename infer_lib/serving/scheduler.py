@@ -109,6 +109,8 @@ class Scheduler:
         self.one_block_each = self.decodes_first or not self.swap
         self.kv_bytes_per_token = kv_bytes_per_token
         self.max_model_len = max_model_len
+        # vLLM's admission watermark: int(share x blocks) blocks a new admission leaves free.
+        self.watermark_blocks = int(cache_config.watermark * kv_cache.num_blocks) if self.paged else 0
 
         self.waiting: list[tuple[tuple, int, Request]] = []  # heap by (policy key, arrival seq)
         self.running: list[Request] = []  # in admission order
@@ -272,6 +274,12 @@ class Scheduler:
             if num_new < remaining and not self.chunked:
                 return None
         if self.paged:
+            # Admit only if the whole remaining prompt fits and leaves the watermark free (vLLM's
+            # can_allocate), unless nothing else runs: else its next chunk could not be allocated and
+            # it would be preempted by its own growth on the very next step.
+            if self.running and self.kv_cache.free_blocks_after(
+                    request.request_id, request.num_tokens, cached_blocks) < self.watermark_blocks:
+                return None
             if not self.kv_cache.allocate_slots(request.request_id, computed + num_new, cached_blocks):
                 return None
         elif not self.kv_cache.reserve(request.request_id, self._reservation_tokens(request)):
