@@ -1,0 +1,170 @@
+"""Generated coding-agent sessions reproduce TraceLab's published statistics, within stated tolerances.
+
+The fit is checked on as many sessions as TraceLab has (4,265), seed 0. Each tolerance
+below is the fit's bias on that sample plus about three standard deviations of the
+statistic over seeds 0-11 at that size (measured when the parameters were fitted), so a
+change to the generator that moves a statistic by more than sampling noise fails.
+"""
+
+import dataclasses
+
+import pytest
+
+from infer_lib.serving.sessions import (
+    TRACELAB_PUBLISHED,
+    TRACELAB_TIMEOUT_HIT_RATES,
+    AgentRequest,
+    Session,
+    SessionParams,
+    Step,
+    all_steps,
+    generate_sessions,
+    session_statistics,
+    timeout_hit_rate,
+)
+
+NUM_TRACELAB_SESSIONS = 4265
+
+
+@pytest.fixture(scope="module")
+def sessions():
+    return generate_sessions(NUM_TRACELAB_SESSIONS, seed=0)
+
+
+@pytest.fixture(scope="module")
+def stats(sessions):
+    return session_statistics(sessions)
+
+
+def test_requests_per_session(stats):
+    # Median 1: just over half the sessions are a single request.
+    assert stats.median_requests_per_session == TRACELAB_PUBLISHED["median_requests_per_session"] == 1
+    # The mean (9.2) rides on a heavy tail: over seeds it spreads with sd 0.56 at 4,265 sessions,
+    # so +-1.5 (about 2.7 sd, 16%) is the honest tolerance; a tail-less generator gives ~1-2.
+    assert stats.mean_requests_per_session == pytest.approx(TRACELAB_PUBLISHED["mean_requests_per_session"], abs=1.5)
+    assert stats.mean_requests_per_session > 5 * stats.median_requests_per_session
+
+
+def test_steps_per_request_and_agent_share(stats):
+    # 8.8 published; the fit gives 8.9 (sd 0.08 over seeds): +-0.35.
+    assert stats.mean_steps_per_request == pytest.approx(TRACELAB_PUBLISHED["mean_steps_per_request"], abs=0.35)
+    # 89% (73.6 / (73.6 + 8.9)): each request has one user step, so the share is 1 - 1/(steps per request);
+    # sd 0.1 points over seeds; +-1 point.
+    assert stats.agent_initiated_share == pytest.approx(TRACELAB_PUBLISHED["agent_initiated_share"], abs=0.01)
+    assert stats.agent_initiated_share == pytest.approx(1 - stats.num_requests / stats.num_steps)
+
+
+def test_time_shares(stats):
+    # 92.3 / 4.8 / 3.3 % published. Slow tools are what a 1-minute timeout evicts, and they cost tool time,
+    # so the fit trades 0.6 points of tool share (5.4%) for the timeout curve; sd over seeds <= 0.25 points.
+    assert stats.think_time_share == pytest.approx(TRACELAB_PUBLISHED["think_time_share"], abs=0.015)
+    assert stats.tool_time_share == pytest.approx(TRACELAB_PUBLISHED["tool_time_share"], abs=0.012)
+    assert stats.llm_time_share == pytest.approx(TRACELAB_PUBLISHED["llm_time_share"], abs=0.005)
+    assert stats.think_time_share + stats.tool_time_share + stats.llm_time_share == pytest.approx(1)
+
+
+def test_per_step_medians(stats):
+    # 118,656 / 875 / 214 published; fit 116.5K (sd 2.2K) / 902 (sd 3) / 214 (sd 0.7).
+    assert stats.median_cached_prefix_tokens == pytest.approx(TRACELAB_PUBLISHED["median_cached_prefix_tokens"],
+                                                              rel=0.07)
+    assert stats.median_append_tokens == pytest.approx(TRACELAB_PUBLISHED["median_append_tokens"], rel=0.05)
+    assert stats.median_output_tokens == pytest.approx(TRACELAB_PUBLISHED["median_output_tokens"], rel=0.03)
+
+
+def test_think_time(stats):
+    # Median ~86 s (sd 1.4 s over seeds); mean 46.7 min with a tail of hours away (sd 84 s).
+    assert stats.median_think_time_s == pytest.approx(TRACELAB_PUBLISHED["median_think_time_s"], rel=0.08)
+    assert stats.mean_think_time_s == pytest.approx(TRACELAB_PUBLISHED["mean_think_time_s"], rel=0.15)
+
+
+def test_hit_rate_against_eviction_timeout(sessions):
+    rates = timeout_hit_rate(sessions, sorted(TRACELAB_TIMEOUT_HIT_RATES))
+    published = [TRACELAB_TIMEOUT_HIT_RATES[timeout] for timeout in sorted(TRACELAB_TIMEOUT_HIT_RATES)]
+    # 85.4 / 94.3 / 98.6 % published; fit 86.5 / 95.0 / 98.4 % with sd under 0.1 point over seeds.
+    # The 1-minute point is the one the tool-time share holds back (see test_time_shares): 1.5 points.
+    assert rates[0] == pytest.approx(published[0], abs=0.015)
+    assert rates[1] == pytest.approx(published[1], abs=0.01)
+    assert rates[2] == pytest.approx(published[2], abs=0.005)
+    assert rates == sorted(rates)
+    # The single-number form agrees with the list form.
+    assert timeout_hit_rate(sessions, 60) == rates[0]
+
+
+def test_each_prompt_extends_the_previous_one(sessions):
+    params = SessionParams()
+    for session in sessions[:300]:
+        previous = None
+        for step in session.steps:
+            assert (step.initiated_by == "user") == (step.step_index == 0)
+            assert step.append_tokens > 0 and step.output_tokens > 0
+            if previous is None:
+                assert step.cached_prefix_tokens == 0 and step.gap_before_s == 0
+                assert step.arrival_s == session.start_s
+            else:
+                compacted = step.cached_prefix_tokens == params.system_prompt_tokens
+                assert compacted or step.cached_prefix_tokens == previous.prompt_tokens
+                if not compacted:  # the append starts with the previous call's output
+                    assert step.append_tokens > previous.output_tokens
+                assert step.arrival_s == pytest.approx(previous.finished_s + step.gap_before_s)
+                assert step.prompt_tokens <= params.compaction_threshold_tokens + max(step.append_tokens, 0)
+            previous = step
+
+
+def test_all_steps_are_in_arrival_order(sessions):
+    steps = all_steps(sessions[:200])
+    assert len(steps) == sum(len(session.steps) for session in sessions[:200])
+    assert all(a.arrival_s <= b.arrival_s for a, b in zip(steps, steps[1:]))
+
+
+def test_seeded():
+    assert generate_sessions(50, seed=3) == generate_sessions(50, seed=3)
+    assert generate_sessions(50, seed=3) != generate_sessions(50, seed=4)
+
+
+def test_statistics_of_a_hand_made_session():
+    # Two requests: user step (LLM 2 s), 10 s tool, tool step (LLM 3 s); 100 s think, user step (LLM 5 s).
+    steps_a = [Step(0, 0, 0, 0.0, 0.0, 0, 1000, 10, "user", 2.0),
+               Step(0, 0, 1, 12.0, 10.0, 1000, 60, 20, "tool", 3.0)]
+    steps_b = [Step(0, 1, 0, 115.0, 100.0, 1060, 70, 30, "user", 5.0)]
+    session = Session(0, 0.0, [AgentRequest(0, 0, steps_a), AgentRequest(0, 1, steps_b)])
+    stats = session_statistics([session])
+    assert stats.mean_requests_per_session == 2 and stats.mean_steps_per_request == 1.5
+    assert stats.agent_initiated_share == pytest.approx(1 / 3)
+    # 120 s in all: think 100, tool 10, LLM 10.
+    assert (stats.think_time_share, stats.tool_time_share, stats.llm_time_share) == pytest.approx((100 / 120,
+                                                                                                   10 / 120,
+                                                                                                   10 / 120))
+    assert stats.mean_session_length_s == 120
+    assert stats.median_cached_prefix_tokens == 1000 and stats.median_append_tokens == 70
+    # Timeout replay: step 2 (gap 10 s) reuses 1000 + 10 of its 1060 tokens; step 3 (gap 100 s)
+    # reuses 1060 + 20 of 1130. 30 s: (1010) / (1060 + 1130); 1000 s: (1010 + 1080) / 2190.
+    assert timeout_hit_rate([session], 30) == pytest.approx(1010 / 2190)
+    assert timeout_hit_rate([session], 1000) == pytest.approx(2090 / 2190)
+
+
+@pytest.mark.parametrize("bad, message", [(0, "at least 1"), (-5, "num_sessions"), (2.5, "num_sessions"),
+                                           (True, "num_sessions")])
+def test_bad_session_counts(bad, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        generate_sessions(bad)
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("single_request_share", 1.0, "probability"), ("think_sigma", -1.0, "spread"),
+    ("tool_median_s", 0.0, "> 0"), ("compaction_threshold_tokens", 1000, "compaction_threshold_tokens"),
+    ("decode_tokens_per_s", float("nan"), "finite"),
+])
+def test_bad_params(field, value, message):
+    with pytest.raises(ValueError, match=message):
+        dataclasses.replace(SessionParams(), **{field: value})
+
+
+def test_bad_inputs_to_the_readers():
+    with pytest.raises(TypeError, match="SessionParams"):
+        generate_sessions(3, params={"think_median_s": 10})
+    with pytest.raises(ValueError, match="no sessions"):
+        session_statistics([])
+    with pytest.raises(TypeError, match="not a Session"):
+        all_steps([object()])
+    with pytest.raises(ValueError, match="timeout_s"):
+        timeout_hit_rate(generate_sessions(5, seed=1), -1)
