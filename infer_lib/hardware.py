@@ -4,6 +4,15 @@ Peak FLOP/s are *dense* (no 2:4 structured sparsity); vendors usually headline
 the sparse figure, which is twice as large. Introduced in ch-prefill-decode;
 the roofline built on these numbers is ch-roofline. The link catalogue
 (:data:`LINKS`, one-direction bandwidths) prices a KV transfer in ch-disaggregation.
+
+Memory capacity (``memory_bytes``) is the total the chip's driver reports
+(``nvidia-smi``'s memory.total, ``rocm-smi``'s VRAM total), in bytes: what an engine
+can allocate, before its own ``gpu_memory_utilization`` share. A datasheet's "80 GB"
+of HBM is not 80 x 10^9 bytes: HBM stacks are built of binary-sized dies, so the
+printed figure is a count of GiB (2^30 bytes), rounded, less what the firmware keeps.
+An A100 80GB reports exactly 80 GiB (81,920 MiB, 85.9 x 10^9 B); an H100 SXM 81,559 MiB
+(79.6 GiB, 85.5 x 10^9 B). Bandwidths and FLOP/s stay decimal (TB/s = 10^12 B/s), as
+every datasheet prints them. Each chip's ``memory_source`` names the listing read.
 """
 
 from __future__ import annotations
@@ -12,7 +21,7 @@ import numbers
 from dataclasses import dataclass, field
 
 from infer_lib.checks import require_choice, require_positive_int, require_positive_number
-from infer_lib.units import GB, TB, TERA
+from infer_lib.units import GB, TB, TERA, MiB
 
 
 @dataclass(frozen=True)
@@ -31,6 +40,8 @@ class Chip:
     """Scale-up link bandwidth per chip as the vendor quotes it (NVLink: both directions added
     together, so 900 GB/s is 450 GB/s each way); None where the course has not sourced it.
     Used by the tensor-parallel all-reduce of ch-serving-engines."""
+    memory_source: str = field(default="")
+    """Where ``memory_bytes`` was read: a driver listing of the chip's total memory."""
 
     @property
     def dtypes(self) -> list[str]:
@@ -53,7 +64,9 @@ CHIPS: dict[str, Chip] = {
         Chip(
             name="A100 80GB",
             dense_flops_per_s={"bf16": 312 * TERA},
-            memory_bytes=80 * GB, memory_bytes_per_s=2.039 * TB, power_w=400,
+            memory_bytes=81_920 * MiB, memory_bytes_per_s=2.039 * TB, power_w=400,
+            memory_source="nvidia-smi memory.total 81920MiB (exactly 80 GiB), as listed in "
+                          "modal-labs/modal-client pull request 2797",
             interconnect_bytes_per_s=600 * GB,  # same datasheet: NVLink 600 GB/s per GPU (SXM)
             source="https://www.nvidia.com/en-us/data-center/a100/ (A100 80GB SXM: BF16 312 TFLOPS dense, "
                    "624 with sparsity; 2,039 GB/s HBM2e; 400 W). No FP8 tensor cores.",
@@ -62,7 +75,9 @@ CHIPS: dict[str, Chip] = {
         Chip(
             name="H100 SXM",
             dense_flops_per_s={"bf16": 989.4 * TERA, "fp8": 1978.9 * TERA},
-            memory_bytes=80 * GB, memory_bytes_per_s=3.35 * TB, power_w=700,
+            memory_bytes=81_559 * MiB, memory_bytes_per_s=3.35 * TB, power_w=700,
+            memory_source="nvidia-smi memory.total 81559MiB (79.6 GiB of the 80 GiB of HBM3), as listed in "
+                          "modal-labs/modal-client pull request 2797",
             interconnect_bytes_per_s=900 * GB,  # same datasheet: NVLink 900 GB/s per GPU (SXM)
             source="https://www.nvidia.com/en-us/data-center/h100/ (datasheet headline is with sparsity; dense is half)",
             bibkey="nvidiaH100",
@@ -70,7 +85,9 @@ CHIPS: dict[str, Chip] = {
         Chip(
             name="H200",
             dense_flops_per_s={"bf16": 989.4 * TERA, "fp8": 1978.9 * TERA},
-            memory_bytes=141 * GB, memory_bytes_per_s=4.8 * TB, power_w=700,
+            memory_bytes=143_771 * MiB, memory_bytes_per_s=4.8 * TB, power_w=700,
+            memory_source="nvidia-smi memory.total 143771MiB (140.4 GiB; the datasheet's '141GB'), as printed "
+                          "in public nvidia-smi listings of H200 SXM servers",
             interconnect_bytes_per_s=900 * GB,  # same datasheet: NVLink 900 GB/s per GPU (SXM)
             source="https://www.nvidia.com/en-us/data-center/h200/",
             bibkey="nvidiaH200",
@@ -78,7 +95,9 @@ CHIPS: dict[str, Chip] = {
         Chip(
             name="B200",
             dense_flops_per_s={"bf16": 2250 * TERA, "fp8": 4500 * TERA, "fp4": 9000 * TERA},
-            memory_bytes=180 * GB, memory_bytes_per_s=8 * TB, power_w=1000,
+            memory_bytes=183_359 * MiB, memory_bytes_per_s=8 * TB, power_w=1000,
+            memory_source="nvidia-smi memory.total 183359MiB (179.1 GiB; HGX B200's '180 GB'), as printed in "
+                          "NVIDIA/TensorRT-LLM issue 10278",
             interconnect_bytes_per_s=1.8 * TB,  # same specifications: fifth-generation NVLink 1.8 TB/s per GPU
             source="NVIDIA HGX B200 (1000 W) specifications; dense = half the sparse headline",
             bibkey="nvidiaB200",
@@ -87,7 +106,9 @@ CHIPS: dict[str, Chip] = {
         Chip(
             name="MI300X",
             dense_flops_per_s={"bf16": 1307.4 * TERA, "fp8": 2614.9 * TERA},
-            memory_bytes=192 * GB, memory_bytes_per_s=5.3 * TB, power_w=750,
+            memory_bytes=206_141_652_992, memory_bytes_per_s=5.3 * TB, power_w=750,
+            memory_source="rocm-smi 'VRAM Total Memory (B): 206141652992' (192.0 GiB), as printed in "
+                          "ROCm/legacy-rocm-build issue 4750",
             source="https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html",
             bibkey="amdMI300X",
         ),

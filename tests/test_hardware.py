@@ -48,3 +48,30 @@ def test_nvlink_bandwidth_per_gpu(name, nvlink_gb_per_s):
 def test_interconnect_is_optional():
     # The MI300X's Infinity Fabric figure is not sourced in the course: the field stays empty.
     assert get_chip("MI300X").interconnect_bytes_per_s is None
+
+
+# Driver listings of each chip's total memory (nvidia-smi memory.total in MiB; rocm-smi in bytes), and the
+# capacity its datasheet prints. Sources: modal-labs/modal-client PR 2797 (A100 80GB 81920MiB, H100 81559MiB),
+# public nvidia-smi listings of H200 servers (143771MiB), NVIDIA/TensorRT-LLM issue 10278 (B200 183359MiB),
+# ROCm/legacy-rocm-build issue 4750 (MI300X, 206141652992 B).
+DRIVER_TOTALS = [("A100 80GB", 81920 * 2**20, 80), ("H100 SXM", 81559 * 2**20, 80), ("H200", 143771 * 2**20, 141),
+                 ("B200", 183359 * 2**20, 180), ("MI300X", 206141652992, 192)]
+
+
+@pytest.mark.parametrize("name, driver_bytes, datasheet_gb", DRIVER_TOTALS)
+def test_memory_is_what_the_driver_reports(name, driver_bytes, datasheet_gb):
+    chip = get_chip(name)
+    assert chip.memory_bytes == driver_bytes
+    assert chip.memory_source
+    # The datasheet's "GB" of HBM is a binary gigabyte, rounded: within 1% of the driver's GiB, and
+    # more than 6% above the decimal reading the catalogue used before.
+    assert chip.memory_bytes / 2**30 == pytest.approx(datasheet_gb, rel=0.01)
+    assert chip.memory_bytes > 1.06 * datasheet_gb * 1e9
+
+
+def test_h100_kv_blocks_beside_llama_8b():
+    # Free memory after Llama 3.1 8B's BF16 weights (16,060,522,496 B) at vLLM's 0.9 share, in 2 MiB blocks
+    # of 16 tokens x 131,072 B: (0.9 x 85,520,809,984 - 16,060,522,496) / 2,097,152 = 29,043 blocks.
+    from infer_lib.models import get_model
+    from infer_lib.serving import num_kv_blocks
+    assert num_kv_blocks(get_model("Llama 3.1 8B"), get_chip("H100 SXM")) == 29_043
