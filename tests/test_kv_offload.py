@@ -44,13 +44,18 @@ def _run(kv_tier, num_gpu_blocks=700):
 
 def test_requests_from_steps_share_exactly_the_prefix():
     requests = requests_from_steps(_agentic_steps(num_sessions=2, steps_per_session=3))
-    by_session = {}
+    chains = {}
     for request in requests:
-        by_session.setdefault(request.prompt_token_ids[0], []).append(request)
-    for chain in by_session.values():
+        chains.setdefault(request.prefix_block_ids[0], []).append(request)
+    assert len(chains) == 2
+    for chain in chains.values():
         for before, after in zip(chain, chain[1:]):
-            assert after.prompt_token_ids[:before.num_prefill_tokens] == before.prompt_token_ids
+            # 3,000 tokens = 187 full blocks of 16 and 8 tokens; the next prompt keeps the 187 full blocks.
+            kept = before.num_prefill_tokens // 16
+            assert after.prefix_block_ids[:kept] == before.prefix_block_ids[:kept]
+            assert after.prefix_block_ids[kept] not in before.prefix_block_ids
             assert after.num_prefill_tokens == before.num_prefill_tokens + 400
+            assert after.prompt_block_hashes(16)[:kept] == before.prompt_block_hashes(16)[:kept]
 
 
 def test_a_host_tier_turns_prefills_into_reloads_and_lowers_ttft():

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from infer_lib.checks import require_positive_number
+from infer_lib.checks import require_positive_int, require_positive_number
 from infer_lib.serving.kv_tiers import KVTier
 
 
@@ -88,27 +88,29 @@ class TierBlockStore:
         return self.tier.read_time_s(num_bytes)
 
 
-def requests_from_steps(steps: Sequence, *, first_request_id: int = 0) -> list:
+def requests_from_steps(steps: Sequence, *, block_tokens: int = 16, first_request_id: int = 0) -> list:
     """Agentic steps (``sessions.Step``: ``session_id``, ``arrival_s``, ``cached_prefix_tokens``,
     ``append_tokens``, ``output_tokens``) as simulator requests whose prompts share what the steps share.
 
-    A step's prompt is the first ``cached_prefix_tokens`` tokens of its session's previous
-    prompt followed by ``append_tokens`` new token ids, so prefix caching (and a lower
-    tier) can serve exactly the prefix the step re-reads. Every prompt is held as token
-    ids: meant for traces of thousands of tokens per step, not of TraceLab's 119K.
-    Introduced in ch-agentic-workloads.
+    Each prompt is named by blocks of ``block_tokens`` tokens (``Request.prefix_block_ids``):
+    a step keeps the ids of the full blocks of its session's previous prompt that its
+    ``cached_prefix_tokens`` cover and takes new ids for the rest, so prefix caching (and a
+    lower tier) serves the prefix the step re-reads, to the block. Give the engine's block
+    size (16 by default in both). Requests are numbered in arrival order from
+    ``first_request_id``. Introduced in ch-agentic-workloads.
     """
     from infer_lib.serving.request import Request
 
+    size = require_positive_int("block_tokens", block_tokens)
     previous: dict[object, tuple[int, ...]] = {}
-    requests, next_token = [], 0
+    requests, next_id = [], 0
     for index, step in enumerate(sorted(steps, key=lambda s: s.arrival_s)):
-        prefix = previous.get(step.session_id, ())[:step.cached_prefix_tokens]
-        fresh = step.prompt_tokens - len(prefix) if hasattr(step, "prompt_tokens") \
-            else step.cached_prefix_tokens + step.append_tokens - len(prefix)
-        prompt = prefix + tuple(range(next_token, next_token + fresh))
-        next_token += fresh
-        previous[step.session_id] = prompt
-        requests.append(Request(first_request_id + index, step.arrival_s, len(prompt), max(1, step.output_tokens),
-                                prompt_token_ids=prompt))
+        prompt_tokens = step.cached_prefix_tokens + step.append_tokens
+        kept = previous.get(step.session_id, ())[:min(step.cached_prefix_tokens, prompt_tokens) // size]
+        num_new = -(-prompt_tokens // size) - len(kept)
+        ids = kept + tuple(range(next_id, next_id + num_new))
+        next_id += num_new
+        previous[step.session_id] = ids
+        requests.append(Request(first_request_id + index, step.arrival_s, prompt_tokens, max(1, step.output_tokens),
+                                prefix_block_ids=ids, prefix_block_tokens=size))
     return requests

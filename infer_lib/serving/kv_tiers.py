@@ -276,7 +276,17 @@ def reload_step_time_s(model: ModelConfig, chip: Chip, context_tokens: int, appe
     read_s = context_tokens * kv_bytes_per_token(model, bytes_per_kv_value) / bytes_per_s
     if not overlap:
         return latency_s + read_s + compute_s
-    layers = model.num_layers
+    return overlapped_reload_s(read_s, compute_s, latency_s, model.num_layers)
+
+
+def overlapped_reload_s(read_s: float, compute_s: float, latency_s: float, num_layers: int) -> float:
+    """Seconds of a step whose ``read_s`` of reload overlaps its ``compute_s`` layer by layer over ``num_layers``.
+
+    Layer l + 1's KV is read while layer l computes: latency + L x max(r, c) + min(r, c)
+    with r = read_s / L and c = compute_s / L, the end of
+    :func:`~infer_lib.roofline.overlapped_schedule` with L tiles. Introduced in ch-agentic-workloads.
+    """
+    layers = require_positive_int("num_layers", num_layers)
     r, c = read_s / layers, compute_s / layers
     return latency_s + layers * max(r, c) + min(r, c)
 
@@ -314,10 +324,8 @@ def break_even_context_tokens(model: ModelConfig, chip: Chip, tier: KVTier | Lin
     def reload_wins(t: int) -> bool:
         compute_s = cost.step_time_s(chunks=[(a, t, True)])
         read_s = t * kv_per_token / bytes_per_s
-        if overlap:
-            reload_s = latency_s + max(read_s, compute_s) + min(read_s, compute_s) / layers
-        else:
-            reload_s = latency_s + read_s + compute_s
+        reload_s = overlapped_reload_s(read_s, compute_s, latency_s, layers) if overlap \
+            else latency_s + read_s + compute_s
         return reload_s < cost.step_time_s(chunks=[(t + a, 0, True)])
 
     low, high = 0, 1  # reload does not win at `low` (nothing to reload at 0); test `high`
