@@ -16,13 +16,24 @@ do. Both are lower bounds on the hardware's true peaks (numpy's BLAS and
 The array must be much larger than the last-level cache, or the copy measures
 the cache instead of memory.
 
+Two measurements a minute apart differ by tens of percent on a shared machine, so
+the chapters that quote "the machine that built this page" read one shared
+measurement: :func:`shared_cpu_roofline` measures once and keeps the result in a
+file (by default ``_build/cpu_roofline.json`` beside the course's sources, so a
+clean build measures afresh) that every later page of the build reads back, as long
+as it was measured on this machine.
+
 Introduced in ch-roofline.
 """
 
 from __future__ import annotations
 
+import json
+import os
+import platform
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from time import perf_counter
 
 import numpy as np
@@ -140,3 +151,53 @@ def measure_cpu_roofline(matmul_size: int = 2048, copy_bytes: int = 512 * MiB, r
         copy_bytes=copy_bytes,
         repeats=repeats,
     )
+
+
+#: Environment variable naming the file :func:`shared_cpu_roofline` keeps its measurement in.
+CACHE_FILE_VARIABLE = "INFER_LIB_CPU_ROOFLINE_FILE"
+
+_measured_here: dict[str, CpuRoofline] = {}  # this process's measurement when no file is kept
+
+
+def default_cache_file() -> Path | None:
+    """Where the shared measurement is kept: ``$INFER_LIB_CPU_ROOFLINE_FILE`` if set, else
+    ``_build/cpu_roofline.json`` in the course's source tree if that build folder exists,
+    else None (an installed course keeps it in memory for the running process only)."""
+    if os.environ.get(CACHE_FILE_VARIABLE):
+        return Path(os.environ[CACHE_FILE_VARIABLE])
+    build = Path(__file__).resolve().parents[1] / "_build"
+    return build / "cpu_roofline.json" if build.is_dir() else None
+
+
+def machine_key() -> str:
+    """What identifies the machine a measurement belongs to: host name, processor, core count, numpy version."""
+    return f"{platform.node()}|{platform.machine()}|{platform.processor()}|{os.cpu_count()}|{np.__version__}"
+
+
+def shared_cpu_roofline(cache_file: Path | str | None = None, *,
+                        measure: Callable[[], CpuRoofline] = measure_cpu_roofline) -> CpuRoofline:
+    """This machine's roofline, measured once and shared by every page that asks.
+
+    Reads ``cache_file`` (default :func:`default_cache_file`) when it holds a measurement
+    made on this machine (:func:`machine_key`); otherwise calls ``measure`` and writes the
+    result there, so the next caller reads the same numbers. With no file, the
+    measurement is kept for the rest of this process. Introduced in ch-roofline.
+    """
+    path = default_cache_file() if cache_file is None else Path(cache_file)
+    key = machine_key()
+    if path is None:
+        if key not in _measured_here:
+            _measured_here[key] = measure()
+        return _measured_here[key]
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        if stored.get("machine") == key:
+            return CpuRoofline(**stored["roofline"])
+    except (OSError, ValueError, TypeError, KeyError):
+        pass  # no file yet, or one this version cannot read: measure afresh
+    roofline = measure()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    partial.write_text(json.dumps({"machine": key, "roofline": asdict(roofline)}), encoding="utf-8")
+    os.replace(partial, path)  # atomic: a page reading at the same time sees the old file or the new one
+    return roofline

@@ -1,5 +1,6 @@
 """The measured CPU roofline: formulas checked with a fake clock, measurements checked only for sanity."""
 
+import json
 import math
 
 import pytest
@@ -117,3 +118,45 @@ def test_roofline_rejects_non_positive_rates(field, kwargs):
 def test_attainable_rejects_non_positive_intensity():
     with pytest.raises(ValueError, match="intensity_flops_per_byte"):
         CpuRoofline(1e9, 1e9, 64, 1024, 1).attainable_flops_per_s(0.0)
+
+
+def test_shared_roofline_is_measured_once_and_read_back(tmp_path):
+    calls = []
+
+    def measure():
+        calls.append(1)
+        return CpuRoofline(matmul_flops_per_s=1e11 * len(calls), memory_bytes_per_s=2e10, matmul_size=64,
+                           copy_bytes=1024, repeats=1)
+
+    path = tmp_path / "build" / "cpu_roofline.json"
+    first = cpu_roofline.shared_cpu_roofline(path, measure=measure)
+    second = cpu_roofline.shared_cpu_roofline(path, measure=measure)
+    assert calls == [1] and first == second and first.matmul_flops_per_s == 1e11
+    # A measurement of another machine is not reused.
+    stored = json.loads(path.read_text())
+    stored["machine"] = "another machine"
+    path.write_text(json.dumps(stored))
+    third = cpu_roofline.shared_cpu_roofline(path, measure=measure)
+    assert calls == [1, 1] and third.matmul_flops_per_s == 2e11
+    # A damaged file is measured over, not an error.
+    path.write_text("{not json")
+    assert cpu_roofline.shared_cpu_roofline(path, measure=measure).matmul_flops_per_s == 3e11
+
+
+def test_shared_roofline_without_a_file_keeps_it_for_the_process(monkeypatch):
+    monkeypatch.setattr(cpu_roofline, "default_cache_file", lambda: None)
+    monkeypatch.setattr(cpu_roofline, "_measured_here", {})
+    calls = []
+
+    def measure():
+        calls.append(1)
+        return CpuRoofline(matmul_flops_per_s=1e11, memory_bytes_per_s=2e10, matmul_size=64, copy_bytes=1024,
+                           repeats=1)
+
+    assert cpu_roofline.shared_cpu_roofline(measure=measure) == cpu_roofline.shared_cpu_roofline(measure=measure)
+    assert calls == [1]
+
+
+def test_default_file_follows_the_environment(monkeypatch, tmp_path):
+    monkeypatch.setenv(cpu_roofline.CACHE_FILE_VARIABLE, str(tmp_path / "roof.json"))
+    assert cpu_roofline.default_cache_file() == tmp_path / "roof.json"
