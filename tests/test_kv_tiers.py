@@ -34,12 +34,13 @@ def test_catalogue_orders_tiers_fastest_first_with_sourced_hbm_and_pcie():
     tiers = tier_catalogue(H100, include_hbf=True)
     assert [tier.name for tier in tiers] == ["HBM", "HBF", "host DRAM", "local SSD"]
     hbm, hbf, dram, ssd = tiers
-    assert hbm.capacity_bytes == 80e9 and hbm.read_bytes_per_s == 3.35e12  # the H100 datasheet
-    # 2 USD per GPU-hour over 80 GB of HBM = 0.025 USD per GB-hour.
-    assert hbm.usd_per_gb_hour == pytest.approx(0.025)
-    # SanDisk's claim, low end: 8 x 80 GB = 640 GB at HBM's read bandwidth, 1/8 of its price per GB.
-    assert hbf.capacity_bytes == 640e9 and hbf.read_bytes_per_s == hbm.read_bytes_per_s
-    assert hbf.status == "vendor claim" and hbf.usd_per_gb_hour == pytest.approx(0.025 / 8)
+    # The H100 SXM's memory as the driver reports it (81,559 MiB = 85.52 GB) and its datasheet bandwidth.
+    assert hbm.capacity_bytes == H100.memory_bytes == 81_559 * 2**20 and hbm.read_bytes_per_s == 3.35e12
+    # 2 USD per GPU-hour over 85.52 GB of HBM = 0.02339 USD per GB-hour.
+    assert hbm.usd_per_gb_hour == pytest.approx(2 / 85.520809984)
+    # SanDisk's claim, low end: 8 x the HBM at HBM's read bandwidth, 1/8 of its price per GB.
+    assert hbf.capacity_bytes == 8 * hbm.capacity_bytes and hbf.read_bytes_per_s == hbm.read_bytes_per_s
+    assert hbf.status == "vendor claim" and hbf.usd_per_gb_hour == pytest.approx(hbm.usd_per_gb_hour / 8)
     # 2 TB per 8-GPU server = 250 GB per GPU; PCIe 5.0 x16: 32 GT/s x 16 x 128/130 / 8 = 63.0 GB/s one way.
     assert dram.capacity_bytes == 250e9
     assert dram.read_bytes_per_s == pytest.approx(63.015e9, rel=1e-4) == get_link("PCIe 5.0 x16").bandwidth_bytes_per_s
