@@ -1,0 +1,158 @@
+"""How much prefix cache buys how much hit rate: a replay of prompt blocks, without the engine.
+
+A prompt is a list of block ids (equal ids mean equal prefixes: Mooncake's
+``hash_ids``, or the blocks :func:`session_requests` gives agent steps). The replay
+takes requests in arrival order. A request is served the longest run of its leading
+blocks present in the cache; then all its blocks are in the cache as most recently
+used. Hit rate = blocks served ÷ prompt blocks, over the whole trace.
+
+Policies, one signature (:func:`prefix_cache_hit_rate`):
+
+- ``"lru"``: at most ``capacity_blocks`` blocks; beyond, the least recently used go
+  (``capacity_blocks=None``: unbounded, every block ever seen stays).
+- ``"ttl"``: a block is dropped ``ttl_s`` seconds after its last use (its request's
+  arrival), whatever the room; with ``capacity_blocks`` also LRU-bounded.
+
+Requests are :class:`~infer_lib.serving.request.Request` objects with block ids
+(``load_mooncake_trace`` gives them) or ``(arrival_s, block_ids)`` pairs.
+
+Introduced in ch-agentic-workloads.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
+
+from infer_lib.checks import require_choice, require_positive_int, require_positive_number
+from infer_lib.serving.request import Request
+from infer_lib.serving.sessions import Session
+
+REPLAY_POLICIES = ("lru", "ttl")
+"""Eviction policies :func:`prefix_cache_hit_rate` knows."""
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """A replay's outcome: hit blocks and prompt blocks per request, in replay order, and their totals.
+
+    Introduced in ch-agentic-workloads.
+    """
+
+    hit_blocks: list[int]
+    prompt_blocks: list[int]
+
+    @property
+    def hit_rate(self) -> float:
+        """Blocks served from the cache ÷ prompt blocks."""
+        return sum(self.hit_blocks) / sum(self.prompt_blocks)
+
+
+def replay_prefix_cache(requests: Iterable, capacity_blocks: int | None, policy: str = "lru", *,
+                        ttl_s: float | None = None) -> ReplayResult:
+    """Replay ``requests`` through a prefix cache and keep each request's hits (see the module docstring).
+
+    Introduced in ch-agentic-workloads.
+    """
+    require_choice("policy", policy, REPLAY_POLICIES)
+    if capacity_blocks is not None:
+        require_positive_int("capacity_blocks", capacity_blocks)
+    if policy == "ttl":
+        if ttl_s is None:
+            raise ValueError("policy='ttl' needs ttl_s, the seconds a block stays after its last use.")
+        require_positive_number("ttl_s", ttl_s)
+    elif ttl_s is not None:
+        raise ValueError(f"ttl_s is for policy='ttl'; policy {policy!r} does not use it.")
+    trace = _as_trace(requests)
+    cache: OrderedDict[Hashable, float] = OrderedDict()  # block id -> last use (s); least recent first
+    hit_blocks, prompt_blocks = [], []
+    for arrival_s, blocks in trace:
+        if ttl_s is not None:
+            while cache:
+                oldest, last_use_s = next(iter(cache.items()))
+                if arrival_s - last_use_s <= ttl_s:
+                    break
+                del cache[oldest]
+        hits = 0
+        for block in blocks:
+            if block not in cache:
+                break
+            hits += 1
+        for block in blocks:
+            cache[block] = arrival_s
+            cache.move_to_end(block)
+        if capacity_blocks is not None:
+            while len(cache) > capacity_blocks:
+                cache.popitem(last=False)
+        hit_blocks.append(hits)
+        prompt_blocks.append(len(blocks))
+    return ReplayResult(hit_blocks, prompt_blocks)
+
+
+def prefix_cache_hit_rate(requests: Iterable, capacity_blocks: int | None, policy: str = "lru", *,
+                          ttl_s: float | None = None) -> float:
+    """Blocks served by the prefix cache ÷ prompt blocks, replaying ``requests`` in arrival order.
+
+    ``capacity_blocks=None`` is an unbounded cache; ``policy="ttl"`` needs ``ttl_s``.
+    Introduced in ch-agentic-workloads.
+    """
+    return replay_prefix_cache(requests, capacity_blocks, policy, ttl_s=ttl_s).hit_rate
+
+
+def hit_rate_by_capacity(requests: Iterable, capacities_blocks: Sequence[int | None], policy: str = "lru", *,
+                         ttl_s: float | None = None) -> list[float]:
+    """:func:`prefix_cache_hit_rate` at each capacity (a curve for a figure). Introduced in ch-agentic-workloads."""
+    trace = _as_trace(requests)
+    return [prefix_cache_hit_rate(trace, capacity, policy, ttl_s=ttl_s) for capacity in capacities_blocks]
+
+
+def session_requests(sessions: Iterable[Session], block_tokens: int = 512) -> list[tuple[float, list[int]]]:
+    """Agent steps as ``(arrival_s, block_ids)`` in arrival order, ``block_tokens`` tokens a block.
+
+    Each step's prompt keeps the full blocks of its cached prefix from the previous
+    step's prompt (its first ``cached_prefix_tokens`` tokens, verbatim) and gets new
+    ids for the rest, its last partial block included (so a prompt has
+    ceil(prompt_tokens / block_tokens) blocks, as Mooncake counts them). Sessions
+    share nothing with each other. Introduced in ch-agentic-workloads.
+    """
+    require_positive_int("block_tokens", block_tokens)
+    next_id = 0
+    trace = []
+    for session in sessions:
+        if not isinstance(session, Session):
+            raise TypeError(f"session_requests takes Session objects, got a {type(session).__name__}.")
+        previous: list[int] = []
+        for step in session.steps:
+            kept = min(step.cached_prefix_tokens // block_tokens, len(previous))
+            total = -(-step.prompt_tokens // block_tokens)
+            blocks = previous[:kept] + list(range(next_id, next_id + total - kept))
+            next_id += total - kept
+            trace.append((step.arrival_s, blocks))
+            previous = blocks
+    trace.sort(key=lambda item: item[0])
+    return trace
+
+
+def _as_trace(requests: Iterable) -> list[tuple[float, Sequence[Hashable]]]:
+    trace = []
+    for index, item in enumerate(requests):
+        if isinstance(item, Request):
+            if item.prefix_block_ids is None:
+                raise ValueError(f"request {item.request_id} has no prefix block ids; load a trace that has them "
+                                 "(load_mooncake_trace) or pass (arrival_s, block_ids) pairs.")
+            trace.append((item.arrived_at_s, item.prefix_block_ids))
+        elif isinstance(item, tuple) and len(item) == 2:
+            trace.append((float(item[0]), item[1]))
+        else:
+            raise TypeError(f"requests[{index}] is a {type(item).__name__}; give Request objects with block ids "
+                            "or (arrival_s, block_ids) pairs.")
+    if not trace:
+        raise ValueError("no requests to replay.")
+    for index in range(1, len(trace)):
+        if trace[index][0] < trace[index - 1][0]:
+            raise ValueError(f"requests must be in arrival order: request {index} arrives at {trace[index][0]} s, "
+                             f"before the one ahead of it ({trace[index - 1][0]} s).")
+    if not any(blocks for _, blocks in trace):
+        raise ValueError("no request has a prompt block; nothing to replay.")
+    return trace
