@@ -24,8 +24,12 @@ Modules, each one concept:
 - ``analysis``      -- a run's step log read back: batch slots per step, a request's token times
 - ``efficiency``    -- achieved shares of peak FLOP/s and bandwidth and a per-step overhead (default: the bound)
 - ``speculation``   -- speculative decoding in a step: draft and verify on the roofline, lookahead slots, cut-off
+- ``sessions``      -- coding-agent sessions (session > request > step), generated and fitted to TraceLab
+- ``mooncake_trace`` -- Mooncake's FAST'25 traces (conversation, synthetic), shipped, with their 512-token prefix blocks
+- ``prefix_replay`` -- prefix-cache hit rate by capacity (LRU, TTL), replayed without the engine
 
-Introduced in ch-batching and ch-serving-engines; disaggregation in ch-disaggregation.
+Introduced in ch-batching and ch-serving-engines; disaggregation in ch-disaggregation; agent sessions,
+Mooncake's traces and the prefix replay in ch-agentic-workloads.
 """
 
 from infer_lib.serving.analysis import batch_slot_occupancy, token_times_s
@@ -53,11 +57,32 @@ from infer_lib.serving.goodput import (
 )
 from infer_lib.serving.instance import Instance
 from infer_lib.serving.metrics import SLO, Percentiles, RequestRecord, StepLog, StepRecord, Summary, percentile
+from infer_lib.serving.mooncake_trace import MOONCAKE_BLOCK_TOKENS, load_mooncake_trace, mooncake_trace_path
 from infer_lib.serving.policies import FCFS, DecodeFirst, PrefillFirst, QueuePolicy, ShortestPromptFirst, StepPriority
+from infer_lib.serving.prefix_replay import (
+    ReplayResult,
+    hit_rate_by_capacity,
+    prefix_cache_hit_rate,
+    replay_prefix_cache,
+    session_requests,
+)
 from infer_lib.serving.request import Request, RequestStatus
 from infer_lib.serving.reservation import ContiguousReservation
 from infer_lib.serving.router import LeastLoaded, LeastOutstandingTokens, RoundRobin, Router
 from infer_lib.serving.scheduler import Scheduler, SchedulerOutput
+from infer_lib.serving.sessions import (
+    TRACELAB_PUBLISHED,
+    TRACELAB_TIMEOUT_HIT_RATES,
+    AgentRequest,
+    Session,
+    SessionParams,
+    SessionStatistics,
+    Step,
+    all_steps,
+    generate_sessions,
+    session_statistics,
+    timeout_hit_rate,
+)
 from infer_lib.serving.trace_csv import load_trace_csv, save_trace_csv
 from infer_lib.serving.workload import (
     LengthDistribution,
@@ -83,4 +108,8 @@ __all__ = [
     "DisaggregatedResult", "LeastOutstandingTokens", "Transfer", "handoff_time_s", "simulate_disaggregated",
     "GoodputPoint", "fleets_of", "goodput_by_fleet", "max_goodput_rate", "rescale_arrivals", "slo_attainment",
     "A100_KERNELS", "A100_KERNELS_VLLM_V0_OVERHEAD", "EFFICIENCY_PRESETS", "ROOFLINE", "Efficiency",
+    "TRACELAB_PUBLISHED", "TRACELAB_TIMEOUT_HIT_RATES", "AgentRequest", "Session", "SessionParams",
+    "SessionStatistics", "Step", "all_steps", "generate_sessions", "session_statistics", "timeout_hit_rate",
+    "MOONCAKE_BLOCK_TOKENS", "load_mooncake_trace", "mooncake_trace_path",
+    "ReplayResult", "hit_rate_by_capacity", "prefix_cache_hit_rate", "replay_prefix_cache", "session_requests",
 ]
