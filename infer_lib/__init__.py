@@ -37,7 +37,9 @@ Each module holds one concept and is readable top to bottom:
   ``engine`` (``simulate``), ``disaggregated`` (a prefill pool and a decode pool),
   ``goodput`` (the highest rate within an SLO, per GPU),
   ``metrics``, ``frontier``, ``analysis`` (a run's step log read back),
-  ``progress`` (a terminal progress bar), ``speculation`` (speculative decoding under load)
+  ``progress`` (a terminal progress bar), ``speculation`` (speculative decoding under load),
+  ``sessions`` (coding-agent sessions fitted to TraceLab), ``mooncake_trace`` (Mooncake's traces, shipped),
+  ``prefix_replay`` (prefix-cache hit rate by capacity, without the engine)
 - ``plotting``      -- pure plotting functions that draw on a matplotlib ``Axes``, by concept:
   ``style``, ``schematics``, ``grids``, ``timelines``, ``roofline``, ``memory``,
   ``model_internals``, ``curves``, ``disaggregation``
