@@ -99,3 +99,19 @@ def test_recompute_reload_draws_the_recompute_line_and_one_line_per_link(ax):
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     with pytest.raises(ValueError, match="one time > 0"):
         agentic.draw_recompute_reload(ax, x, [1, 2, 3], {"bad": [1, 2]})
+
+
+def test_compared_values_put_one_marker_per_source_on_each_row(ax):
+    agentic.draw_compared_values(ax, ["prefix", "append"], {"paper": [1e5, 900], "model": [1.1e5, 800]},
+                                 x_label="tokens")
+    paper, model = [line for line in ax.lines if line.get_label() in ("paper", "model")]
+    assert list(paper.get_xdata()) == [1e5, 900] and list(model.get_xdata()) == [1.1e5, 800]
+    # The first label on top, both sources on the same row (a small offset apart).
+    assert paper.get_ydata()[0] > paper.get_ydata()[1]
+    assert abs(paper.get_ydata()[0] - model.get_ydata()[0]) < 0.5
+    assert [tick.get_text() for tick in ax.get_yticklabels()] == ["prefix", "append"]
+    assert [text.get_text() for text in ax.texts] == ["100,000", "900"]   # the first source's values
+    with pytest.raises(ValueError, match="one value per label"):
+        agentic.draw_compared_values(ax, ["a", "b"], {"x": [1.0]}, x_label="x")
+    with pytest.raises(ValueError, match="log axis"):
+        agentic.draw_compared_values(ax, ["a"], {"x": [0.0]}, x_label="x")

@@ -129,13 +129,14 @@ def draw_hit_rate_curves(ax: Axes, curves: dict[str, tuple[Sequence[float], Sequ
                          title: str = "", log_x: bool = True,
                          published: dict[str, tuple[Sequence[float], Sequence[float]]] | None = None,
                          marks_x: dict[str, float] | None = None, y_label: str = "prefix-cache hit rate",
-                         y_limits: tuple[float, float] = (0.0, 1.0)) -> None:
+                         y_limits: tuple[float, float] = (0.0, 1.0), legend_loc: str = "lower right") -> None:
     """Draw hit rate (a share, 0-1) against ``x`` for each curve (label -> (x values, hit rates)), one line each.
 
     ``published`` adds points drawn as black-edged open markers (label -> (x, y)), for
     a source's numbers beside a replay's curve. ``marks_x`` draws a dotted vertical line
     at each x (label -> x), labelled at the top: a cache size or a time window worth
-    pointing at. Rates outside 0-1 are refused. Introduced in ch-agentic-workloads.
+    pointing at. Rates outside 0-1 are refused. ``legend_loc`` places the legend (matplotlib's
+    names), clear of the curves. Introduced in ch-agentic-workloads.
     """
     if not curves:
         raise ValueError("curves is empty: pass at least one label -> (x values, hit rates).")
@@ -159,7 +160,7 @@ def draw_hit_rate_curves(ax: Axes, curves: dict[str, tuple[Sequence[float], Sequ
     ax.set_ylim(*y_limits)
     ax.yaxis.set_major_formatter(lambda value, _: f"{value:.0%}")
     label_axes(ax, title=title, x_label=x_label, y_label=y_label)
-    ax.legend(loc="lower right", fontsize=MIN_FONT_SIZE, frameon=True, framealpha=0.9)
+    ax.legend(loc=legend_loc, fontsize=MIN_FONT_SIZE, frameon=True, framealpha=0.9)
 
 
 def draw_recompute_reload(ax: Axes, context_tokens: Sequence[float], recompute_s: Sequence[float],
@@ -193,3 +194,39 @@ def draw_recompute_reload(ax: Axes, context_tokens: Sequence[float], recompute_s
     ax.set_yscale("log")
     label_axes(ax, title=title, x_label="cached prefix (tokens)", y_label="time to have the KV back (s)")
     ax.legend(loc="upper left", fontsize=MIN_FONT_SIZE, frameon=True, framealpha=0.9)
+
+
+def draw_compared_values(ax: Axes, labels: Sequence[str], values_by_source: dict[str, Sequence[float]], *,
+                         x_label: str, log_x: bool = True, title: str = "") -> None:
+    """Draw one row per label with one marker per source (source -> one value per label), to compare sources.
+
+    The first label is on top; each source has its own marker and colour, and each
+    marker's value is written beside the first source's marker. Values must be > 0 on
+    a log axis. Introduced in ch-agentic-workloads.
+    """
+    if not labels or not values_by_source:
+        raise ValueError("need at least one label and one source -> values.")
+    positions = np.arange(len(labels))[::-1]
+    markers = ("o", "s", "D", "^")
+    for index, (source, values) in enumerate(values_by_source.items()):
+        values = np.asarray(values, dtype=float)
+        if values.shape != (len(labels),):
+            raise ValueError(f"source {source!r} needs one value per label ({len(labels)}), got {values.shape}.")
+        if log_x and np.any(values <= 0):
+            raise ValueError(f"source {source!r} has a value <= 0, which a log axis cannot show: {values}.")
+        offset = 0.12 * (index - (len(values_by_source) - 1) / 2)
+        ax.plot(values, positions - offset, linestyle="none", marker=markers[index % len(markers)], markersize=8,
+                color=LINE_COLORS[index % len(LINE_COLORS)], markerfacecolor="none" if index else None,
+                markeredgewidth=1.6, label=source)
+        if index == 0:
+            for value, position in zip(values, positions):
+                ax.text(value, position + 0.22, f"{value:,.0f}" if value >= 1000 else f"{value:.3g}", ha="center", va="bottom", fontsize=MIN_FONT_SIZE)
+    ax.set_yticks(positions, list(labels), fontsize=MIN_FONT_SIZE)
+    ax.set_ylim(positions.min() - 0.6, positions.max() + 0.7)
+    if log_x:
+        ax.set_xscale("log")
+    ax.set_xlabel(x_label)
+    ax.grid(True, axis="x", alpha=0.3)
+    if title:
+        ax.set_title(title)
+    ax.legend(loc="lower right", fontsize=MIN_FONT_SIZE, frameon=True, framealpha=0.9)
