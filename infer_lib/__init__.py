@@ -39,7 +39,9 @@ Each module holds one concept and is readable top to bottom:
   ``metrics``, ``frontier``, ``analysis`` (a run's step log read back),
   ``progress`` (a terminal progress bar), ``speculation`` (speculative decoding under load),
   ``sessions`` (coding-agent sessions fitted to TraceLab), ``mooncake_trace`` (Mooncake's traces, shipped),
-  ``prefix_replay`` (prefix-cache hit rate by capacity, without the engine)
+  ``prefix_replay`` (prefix-cache hit rate by capacity, without the engine),
+  ``kv_tiers`` (HBM, DRAM, SSD, flash; recompute or reload), ``kv_offload`` (a lower tier in the simulator),
+  ``retention`` (keeping agent sessions' KV between calls), ``return_predictor`` (will a session return soon)
 - ``plotting``      -- pure plotting functions that draw on a matplotlib ``Axes``, by concept:
   ``style``, ``schematics``, ``grids``, ``timelines``, ``roofline``, ``memory``,
   ``model_internals``, ``curves``, ``disaggregation``

@@ -24,6 +24,10 @@ Modules, each one concept:
 - ``analysis``      -- a run's step log read back: batch slots per step, a request's token times
 - ``efficiency``    -- achieved shares of peak FLOP/s and bandwidth and a per-step overhead (default: the bound)
 - ``speculation``   -- speculative decoding in a step: draft and verify on the roofline, lookahead slots, cut-off
+- ``kv_tiers``      -- HBM, host DRAM, SSD, flash as KV tiers; recompute against reload and their break-even
+- ``kv_offload``    -- a lower tier in the simulator: prefix blocks evicted from HBM, reloaded instead of recomputed
+- ``return_predictor`` -- what a server knows when a step ends; a classifier of whether the session returns soon
+- ``retention``     -- retention policies (keep all, TTL, LRU, predicted return) replayed over agent steps
 - ``sessions``      -- coding-agent sessions (session > request > step), generated and fitted to TraceLab
 - ``mooncake_trace`` -- Mooncake's FAST'25 traces (conversation, synthetic), shipped, with their 512-token prefix blocks
 - ``prefix_replay`` -- prefix-cache hit rate by capacity (LRU, TTL), replayed without the engine
@@ -56,6 +60,38 @@ from infer_lib.serving.goodput import (
     slo_attainment,
 )
 from infer_lib.serving.instance import Instance
+from infer_lib.serving.kv_offload import TierBlockStore, requests_from_steps
+from infer_lib.serving.kv_tiers import (
+    KVTier,
+    break_even_context_tokens,
+    cached_step_time_s,
+    exposed_reload_time_s,
+    overlapped_reload_s,
+    recompute_step_time_s,
+    recompute_time_s,
+    reload_step_time_s,
+    reload_time_s,
+    tier_catalogue,
+)
+from infer_lib.serving.retention import (
+    LRU,
+    FixedTTL,
+    KeepAll,
+    PredictedReturn,
+    RetentionPolicy,
+    RetentionResult,
+    replay_retention,
+)
+from infer_lib.serving.return_predictor import (
+    PredictorScore,
+    ReturnPredictor,
+    StepHistory,
+    fit_return_predictor,
+    precision_recall,
+    return_examples,
+    score_predictor,
+    step_histories,
+)
 from infer_lib.serving.metrics import SLO, Percentiles, RequestRecord, StepLog, StepRecord, Summary, percentile
 from infer_lib.serving.mooncake_trace import MOONCAKE_BLOCK_TOKENS, load_mooncake_trace, mooncake_trace_path
 from infer_lib.serving.policies import FCFS, DecodeFirst, PrefillFirst, QueuePolicy, ShortestPromptFirst, StepPriority
@@ -107,6 +143,12 @@ __all__ = [
     "SpeculationConfig",
     "DisaggregatedResult", "LeastOutstandingTokens", "Transfer", "handoff_time_s", "simulate_disaggregated",
     "GoodputPoint", "fleets_of", "goodput_by_fleet", "max_goodput_rate", "rescale_arrivals", "slo_attainment",
+    "KVTier", "break_even_context_tokens", "cached_step_time_s", "exposed_reload_time_s", "overlapped_reload_s",
+    "recompute_step_time_s", "recompute_time_s", "reload_step_time_s", "reload_time_s", "tier_catalogue",
+    "TierBlockStore", "requests_from_steps",
+    "LRU", "FixedTTL", "KeepAll", "PredictedReturn", "RetentionPolicy", "RetentionResult", "replay_retention",
+    "PredictorScore", "ReturnPredictor", "StepHistory", "fit_return_predictor", "precision_recall",
+    "return_examples", "score_predictor", "step_histories",
     "A100_KERNELS", "A100_KERNELS_VLLM_V0_OVERHEAD", "EFFICIENCY_PRESETS", "ROOFLINE", "Efficiency",
     "TRACELAB_PUBLISHED", "TRACELAB_TIMEOUT_HIT_RATES", "AgentRequest", "Session", "SessionParams",
     "SessionStatistics", "Step", "all_steps", "generate_sessions", "session_statistics", "timeout_hit_rate",
