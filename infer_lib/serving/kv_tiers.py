@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from infer_lib.accounting import kv_bytes_per_token
 from infer_lib.checks import require_choice, require_positive_int, require_positive_number
 from infer_lib.hardware import Chip, Link, get_link
+from infer_lib.memory_tech import ASSUMED_FLASH_PAGE_READ_LATENCY_S, HBF_CAPACITY_MULTIPLE_CLAIM
 from infer_lib.models import ModelConfig
 from infer_lib.serving.cost_model import StepCostModel
 from infer_lib.units import GB, TB
@@ -79,22 +80,23 @@ ASSUMED_SSD_BYTES_PER_GPU = 3.84 * TB
 """Assumption: one 3.84 TB NVMe drive per GPU."""
 
 ASSUMED_SSD_LATENCY_S = 100e-6
-"""Assumption: a flash read's latency before the data flows, about 100 microseconds."""
+"""Assumption: a read through an NVMe drive's controller before the data flows, about 100 microseconds
+(twice the bare NAND page read ``memory_tech`` assumes)."""
 
 ASSUMED_SSD_USD_PER_GB_HOUR = 0.10 / (3 * 8760)
 """Assumption: data-centre NVMe flash at about 0.10 USD per GB over three years."""
 
-HBF_CAPACITY_OVER_HBM_CLAIM = 8.0
-"""SanDisk's claim for high-bandwidth flash: "8 to 16x the capacity of High Bandwidth Memory (HBM), while
-delivering the same read bandwidth at the same price points" (SanDisk blog by CTO Alper Ilkbahar,
-2025-08-11). The low end is used; a vendor claim, not a measurement."""
+HBF_CAPACITY_OVER_HBM_CLAIM = HBF_CAPACITY_MULTIPLE_CLAIM[0]
+"""SanDisk's claim for high-bandwidth flash, low end (``memory_tech.HBF_CAPACITY_MULTIPLE_CLAIM``): "8 to 16x
+the capacity of High Bandwidth Memory (HBM), while delivering the same read bandwidth at the same price
+points" (SanDisk blog by CTO Alper Ilkbahar, 2025-08-11). A vendor claim, not a measurement."""
 
 ASSUMED_HBF_WRITE_SHARE = 0.1
 """Assumption: HBF writes at a tenth of its read bandwidth (no figure is published; flash programs pages
 far slower than it reads them, and each write wears it)."""
 
-ASSUMED_HBF_LATENCY_S = 20e-6
-"""Assumption: a flash page read of tens of microseconds before the data flows."""
+ASSUMED_HBF_LATENCY_S = ASSUMED_FLASH_PAGE_READ_LATENCY_S
+"""Assumption: one NAND page read before the data flows (``memory_tech``: 50 microseconds)."""
 
 
 @dataclass(frozen=True)
