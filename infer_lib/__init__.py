@@ -12,6 +12,7 @@ Each module holds one concept and is readable top to bottom:
 - ``shapes``        -- array shapes inside one prefill or decode step
 - ``costs``         -- FLOPs and bytes of every operation of a prefill or decode step
 - ``roofline``      -- attainable FLOP/s, ridge points, step-time lower bounds
+- ``energy``        -- a decode step's energy: weight bytes read against multiply-adds
 - ``memory_tech``   -- memory technologies side by side: SRAM, HBM by generation, LPDDR, GDDR, flash
 - ``chip_systems``  -- chips as memory systems; decode over tensor-parallel chips and its synchronisation
 - ``hardware_futures`` -- the four hardware research directions as calculators; GPU + SRAM-chip serving

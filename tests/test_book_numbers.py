@@ -211,3 +211,118 @@ def test_no_slider_position_shows_a_practice_answer(chapter1):
     assert opening != (min(chapter1["slider_prompt_lens"]), min(chapter1["slider_output_lens"]))
     # The worked example of the prose is a drawn frame: a reader finds it on the slider too.
     assert (chapter1["ex_prompt"], chapter1["ex_output"]) in drawn
+
+
+# ---------------------------------------------------------------- energy of a decode step
+# Horowitz, ISSCC 2014 (45 nm, 0.9 V): 16-bit FP multiply 1.1 pJ + add 0.4 pJ; 8-bit add 0.03 pJ; 64-bit reads:
+# 8 KB cache 10 pJ, DRAM 1.3-2.6 nJ. Llama 3.1 8B at batch 1 multiplies with
+# 8,030,261,248 - 128,256 * 4096 + 4096 = 7,504,928,768 weights, 2 bytes each.
+LLAMA8_WEIGHTS_USED = 8_030_261_248 - 128_256 * 4096 + 4096
+FMA_PJ = 1.1 + 0.4
+
+
+@pytest.mark.parametrize("key, expected", [
+    ("podcast_orders_low", 4),                  # transcript: "相差四五个数量级" (four or five orders of magnitude)
+    ("podcast_orders_high", 5),
+    ("e_mult_pj", 1.1),
+    ("e_add_pj", 0.4),
+    ("e_int8_add_pj", 0.03),
+    ("e_fma_pj", FMA_PJ),
+    ("e_dram_low_nj", 1.3),
+    ("e_dram_high_nj", 2.6),
+    ("e_dram_low_pj_per_byte", 1300 / 8),
+    ("e_dram_high_pj_per_byte", 2600 / 8),
+    ("e_cache_64bit_pj", 10),
+    ("e_cache_pj_per_byte", 10 / 8),
+    ("e_cache_over_fma", 10 / FMA_PJ),
+    ("e_dram_over_fma_low", 1300 / FMA_PJ),       # 866.7 multiply-adds per 64-bit DRAM read
+    ("e_dram_over_fma_high", 2600 / FMA_PJ),
+    ("e_dram_orders_fma_low", 2.9379),           # log10(866.7)
+    ("e_dram_orders_fma_high", 3.2389),          # log10(1733.3)
+    ("e_dram_orders_int8_low", 4.6368),          # log10(1300 / 0.03)
+    ("e_dram_orders_int8_high", 4.9379),         # log10(2600 / 0.03)
+    ("e_weight_read_pj_low", 2 * 1300 / 8),       # one BF16 weight: 2 bytes
+    ("e_weight_read_pj_high", 2 * 2600 / 8),
+    ("e_llama8_weights_g", LLAMA8_WEIGHTS_USED / 1e9),
+    ("e_llama8_weight_gb", 2 * LLAMA8_WEIGHTS_USED / 1e9),
+    ("e_step_read_j_low", 2 * LLAMA8_WEIGHTS_USED * 162.5e-12),     # 2.439 J
+    ("e_step_read_j_high", 2 * LLAMA8_WEIGHTS_USED * 325e-12),
+    ("e_step_arith_mj", LLAMA8_WEIGHTS_USED * FMA_PJ * 1e-9),      # 11.26 mJ
+    ("e_step_ratio_low", 325 / FMA_PJ),                              # per weight: 2 B read vs one multiply-add
+    ("e_step_ratio_high", 650 / FMA_PJ),
+    ("e_step_read_share_low", 325 / (325 + FMA_PJ)),
+])
+def test_chapter1_energy_numbers(chapter1, key, expected):
+    assert chapter1[key] == pytest.approx(expected, rel=1e-3)
+
+
+def test_chapter1_energy_reads_are_orders_of_magnitude_dearer(chapter1):
+    # The prose says: against a 16-bit multiply-add about three orders, against an 8-bit add the podcast's four or five.
+    assert round(chapter1["e_dram_orders_fma_low"]) == round(chapter1["e_dram_orders_fma_high"]) == 3
+    assert chapter1["podcast_orders_low"] <= chapter1["e_dram_orders_int8_low"] < chapter1["e_dram_orders_int8_high"]
+    assert chapter1["e_dram_orders_int8_high"] <= chapter1["podcast_orders_high"]
+
+
+# ---------------------------------------------------------------- practice questions 2-8
+@pytest.mark.parametrize("key, expected", [
+    # 2. Llama 3.1 70B, batch 16 with 4096 tokens cached: (16, 1, 8192); W_q 8192 -> 64 heads x 128.
+    ("q2_batch", 16), ("q2_cached", 4096), ("q2_d", 8192), ("q2_q_width", 64 * 128),
+    ("q2_weights_g", (70_553_706_496 - 128_256 * 8192 + 8192) / 1e9),        # 69.503 billion weights used
+    ("q2_flops_t", 2 * 16 * (70_553_706_496 - 128_256 * 8192 + 8192) / 1e12),
+    ("q2_intensity", 16),                                                       # 2 B FLOPs per 2-byte weight
+    # 3. ... split over 8 GPUs: 139.006 GB / 3.35 TB/s / 8.
+    ("q3_gpus", 8),
+    ("q3_split_ms", 139.006e9 / 3.35e12 / 8 * 1e3),
+    ("q3_split_tok_s", 8 * 3.35e12 / 139.006e9),
+    # 4. A one-token answer is all TTFT.
+    ("q4a_prompt", 512), ("q4a_output", 1), ("q4b_prompt", 16), ("q4b_output", 200),
+    ("q4a_ttft_share", 1.0),
+    # 5. 1000-token prefill >= 14.3745 ms, then 199 decode steps >= 4.4806 ms each.
+    ("q5_output", 200),
+    ("q5_e2e_ms", 14.3745 + 199 * 4.4806),
+    ("q5_decode_share", 199 * 4.4806 / (14.3745 + 199 * 4.4806)),
+    # 6. Batch 64 at 162.5 pJ per DRAM byte: reads 2.4391 J / 64 per token, arithmetic 11.257 mJ per token.
+    ("q6_batch", 64),
+    ("q6_read_per_token_mj", 2 * LLAMA8_WEIGHTS_USED * 162.5e-12 / 64 * 1e3),
+    ("q6_arith_per_token_mj", LLAMA8_WEIGHTS_USED * FMA_PJ * 1e-9),
+    ("q6_per_token_mj", (2 * LLAMA8_WEIGHTS_USED * 162.5e-12 / 64 + LLAMA8_WEIGHTS_USED * FMA_PJ * 1e-12) * 1e3),
+    ("q6_per_token_b1_j", LLAMA8_WEIGHTS_USED * (325 + FMA_PJ) * 1e-12),
+    ("q6_read_share", (325 / 64) / (325 / 64 + FMA_PJ)),
+    ("q6_saving", (325 + FMA_PJ) / (325 / 64 + FMA_PJ)),
+    # 7. 4-bit weights, BF16 arithmetic: a quarter of the bytes; 4 FLOPs per byte per sequence; 295.34 / 4.
+    ("q7_bytes", 0.5),
+    ("q7_decode_ms", 0.5 * LLAMA8_WEIGHTS_USED / 3.35e12 * 1e3),
+    ("q7_intensity_per_seq", 4),
+    ("q7_critical", 989.4e12 / 3.35e12 / 4),
+    # 8. KV per token 2 * 32 layers * 8 heads * 128 dims * 2 B = 128 KiB; weights / that = 114,516 tokens.
+    ("q8_layers", 32), ("q8_kv_heads", 8), ("q8_head_dim", 128),
+    ("q8_kv_per_token_kib", 128),
+    ("q8_tokens", 2 * LLAMA8_WEIGHTS_USED / 131_072),
+])
+def test_chapter1_practice_numbers(chapter1, key, expected):
+    assert chapter1[key] == pytest.approx(expected, rel=2e-3)
+
+
+def test_chapter1_practice_measured_answers_follow_the_fits(chapter1):
+    # Questions 1 and 4 work on the fitted lines: the mean TPOT is the line at the mean cached count, T = n + (m - 2) / 2.
+    assert chapter1["q1_mean_cached"] == chapter1["q1_prompt"] + (chapter1["q1_output"] - 2) / 2
+    assert chapter1["q1_tpot_ms"] == pytest.approx(
+        chapter1["tpot_fit_base_ms"] + chapter1["tpot_fit_per_token_us"] * 1e-3 * chapter1["q1_mean_cached"], rel=1e-9)
+    for tag in ("q4a", "q4b"):
+        assert chapter1[f"{tag}_ttft_ms"] == pytest.approx(
+            chapter1["ttft_fit_base_ms"] + chapter1["ttft_fit_per_token_ms"] * chapter1[f"{tag}_prompt"], rel=1e-9)
+        assert chapter1[f"{tag}_ttft_share"] == pytest.approx(chapter1[f"{tag}_ttft_ms"] / chapter1[f"{tag}_e2e_ms"], rel=1e-9)
+    assert chapter1["q4a_e2e_ms"] == pytest.approx(chapter1["q4a_ttft_ms"], rel=1e-12)
+    mean_cached_b = chapter1["q4b_prompt"] + (chapter1["q4b_output"] - 2) / 2
+    assert chapter1["q4b_tpot_ms"] == pytest.approx(
+        chapter1["tpot_fit_base_ms"] + chapter1["tpot_fit_per_token_us"] * 1e-3 * mean_cached_b, rel=1e-9)
+    assert chapter1["q4b_e2e_ms"] == pytest.approx(
+        chapter1["q4b_ttft_ms"] + (chapter1["q4b_output"] - 1) * chapter1["q4b_tpot_ms"], rel=1e-9)
+    assert chapter1["q4b_ttft_share"] < 0.5 < chapter1["q4a_ttft_share"]
+
+
+def test_chapter1_kv_catch_up_step_is_twice_the_weights(chapter1):
+    # At q8_tokens cached, the step reads the weights' bytes twice over (plus one token's KV written and the
+    # attention FLOPs, a fraction of a percent), so its bound is twice the weights-only bound.
+    assert chapter1["q8_step_ms"] == pytest.approx(2 * chapter1["llama8_decode_ms"], rel=3e-3)
+    assert chapter1["q8_step_ms"] > 2 * chapter1["llama8_decode_ms"]

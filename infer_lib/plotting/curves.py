@@ -91,14 +91,18 @@ def draw_horizontal_bars(ax: Axes, labels: list[str], values: list[float] | np.n
 
 
 def draw_latency_vs_output_tokens(ax: Axes, latency: LatencyModel, prompt_len: int,
-                                  max_output_tokens: int) -> None:
+                                  max_output_tokens: int, *, y_max_ms: float | None = None) -> None:
     """Draw predicted end-to-end latency (ms) against output tokens for one prompt length.
 
-    The line starts at TTFT (one output token) and rises by TPOT per token.
-    Introduced in ch-prefill-decode.
+    The line starts at TTFT (one output token) and rises by TPOT per token. ``y_max_ms``
+    fixes the top of the y axis; give panels that share axes the largest latency any of
+    them draws, or the first panel's limits cut the others' lines. Introduced in
+    ch-prefill-decode.
     """
     require_positive_int("prompt_len", prompt_len)
     require_positive_int("max_output_tokens", max_output_tokens)
+    if y_max_ms is not None:
+        require_positive_number("y_max_ms", y_max_ms)
     outputs = np.arange(1, max_output_tokens + 1)
     total_ms = [1e3 * latency.total_latency_s(prompt_len, int(n)) for n in outputs]
     ax.plot(outputs, total_ms, color=DECODE_COLOR)
@@ -107,7 +111,7 @@ def draw_latency_vs_output_tokens(ax: Axes, latency: LatencyModel, prompt_len: i
     ax.set_xlabel("output tokens")
     ax.set_ylabel("end-to-end latency (ms)")
     ax.set_xlim(0, max_output_tokens)
-    ax.set_ylim(bottom=0)
+    ax.set_ylim(0, y_max_ms)
     ax.grid(True, alpha=0.3)
     ax.legend(loc="upper left", fontsize=9, frameon=False)
 
