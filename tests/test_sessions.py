@@ -153,6 +153,7 @@ def test_bad_session_counts(bad, message):
     ("single_request_share", 1.0, "probability"), ("think_sigma", -1.0, "spread"),
     ("tool_median_s", 0.0, "> 0"), ("compaction_threshold_tokens", 1000, "compaction_threshold_tokens"),
     ("decode_tokens_per_s", float("nan"), "finite"),
+    ("system_prompt_tokens", 2.5, "whole number"),
 ])
 def test_bad_params(field, value, message):
     with pytest.raises(ValueError, match=message):
