@@ -197,3 +197,50 @@ def test_deepseek_attention_per_layer_written_out():
 ])
 def test_practice_answers(chapter2, key, expected):
     assert chapter2[key] == pytest.approx(expected, rel=1e-6)
+
+
+# --- Qwen3-32B's wide query heads, and practice questions 5-8 -------------------------------------------
+
+Q32_ATTN = 2 * 5120 * 8192 + 2 * 5120 * 1024 + 256   # W_q, W_o 5120 x 8192; W_k, W_v 5120 x 1024; q/k norms
+Q32_FFN = 3 * 5120 * 25_600
+
+
+@pytest.mark.parametrize("key, expected", [
+    ("q32_d", 5120), ("q32_h", 64), ("q32_hd", 128), ("q32_k", 8),
+    ("q32_q_width", 8192), ("q32_q_over_d", 1.6),                 # 64 * 128 = 8192 = 1.6 * 5120
+    ("q32_ffn_multiple", 5.0),                                    # 25,600 / 5120
+    ("q32_narrow_hd", 80),                                        # 5120 / 64
+    # heads of 80: W_q, W_o 5120 x 5120, W_k, W_v 5120 x 640, q/k norms 2 * 80
+    ("q32_narrow_share", (2 * 5120 * 5120 + 2 * 5120 * 640 + 160)
+     / (2 * 5120 * 5120 + 2 * 5120 * 640 + 160 + Q32_FFN)),
+    # MHA on Llama 3.1 8B's shape with F = 5 D: 4 D^2 / (4 D^2 + 15 D^2)
+    ("q32_mha_share_at_f", 4 / 19),
+    # 5. 1029 rows through one Llama 3.1 8B layer's weights (41,943,040 + 176,160,768)
+    ("p5_layer_weights", 218_103_808),
+    ("p5_layer_gflops", 2 * 1029 * 218_103_808 / 1e9),
+    # 6. 2 FLOPs per weight against 4 * 32 * 128 FLOPs per cached token
+    ("p6_q_width", 4096),
+    ("p6_weight_flops_m", 2 * 218_103_808 / 1e6),
+    ("p6_core_flops_per_token", 16_384),
+    ("p6_crossover", 2 * 218_103_808 / 16_384),                   # 26,624 tokens
+    # 7. 32 heads x 8192^2 FP32 scores; 2 x 8192 x 8 x 128 BF16 keys and values
+    ("p7_tokens", 8192),
+    ("p7_scores_per_layer", 32 * 8192**2),
+    ("p7_gib_per_layer", 32 * 8192**2 * 4 / 2**30),                # 8 GiB
+    ("p7_kv_mib_per_layer", 2 * 8192 * 8 * 128 * 2 / 2**20),        # 32 MiB
+    # 8. DeepSeek-V3, FP8: 36,625,618,432 active weights without the embedding, 671,026,419,200 stored
+    ("p8_read_gb", 36.625618432),
+    ("p8_stored_gb", 671.0264192),
+    ("p8_read_share", 36.625618432 / 671.0264192),
+    ("p8_dense_ratio", 671.0264192 / 36.625618432),
+])
+def test_wide_heads_and_later_practice_answers(chapter2, key, expected):
+    assert chapter2[key] == pytest.approx(expected, rel=1e-6)
+
+
+def test_qwen3_32b_is_not_on_the_mha_line(chapter2):
+    # The figure's point: Qwen3-32B's share is near MHA's at its FFN width but is its own, and the text says
+    # both with one decimal, so they must print differently.
+    assert chapter2["q32_share"] == pytest.approx(Q32_ATTN / (Q32_ATTN + Q32_FFN), rel=1e-9)
+    assert f"{chapter2['q32_share']:.1%}" != f"{chapter2['q32_mha_share_at_f']:.1%}"
+    assert chapter2["q32_narrow_share"] < chapter2["q32_share"]

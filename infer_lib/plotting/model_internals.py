@@ -9,6 +9,8 @@ given and returns nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from matplotlib.axes import Axes
 
@@ -137,25 +139,38 @@ def draw_params_by_part(ax: Axes, parts_by_model: dict[str, dict[str, float]]) -
 
 def draw_share_vs_ffn_width(ax: Axes, ffn_multiples: np.ndarray, shares_by_attention: dict[str, np.ndarray],
                             models: dict[str, tuple[float, float]], *,
-                            label_offsets_points: dict[str, tuple[float, float]] | None = None) -> None:
+                            label_offsets_points: dict[str, tuple[float, float]] | None = None,
+                            dashed_layouts: Sequence[str] = (), wide_query_models: Sequence[str] = ()) -> None:
     """Draw attention's share of a layer's parameters against the FFN width F/D, one line per attention layout.
 
     ``shares_by_attention`` maps a label (e.g. ``"MHA, K = H"``) to shares (one per
     entry of ``ffn_multiples``); ``models`` maps a model name to its (F/D, share) point.
     ``label_offsets_points`` moves a model's label (in points; a negative x puts it on
-    the left of its point) where labels of nearby points would collide.
-    Introduced in ch-attention-ffn.
+    the left of its point) where labels of nearby points would collide. Layouts named in
+    ``dashed_layouts`` are drawn dashed; models named in ``wide_query_models`` (those whose
+    query heads together are wider than D, so they belong to no line of D-wide heads) are
+    drawn as hollow diamonds with their own legend entry. Introduced in ch-attention-ffn.
     """
     ffn_multiples = np.asarray(ffn_multiples, dtype=np.float64)
+    for name in (*dashed_layouts, *wide_query_models):
+        if name not in shares_by_attention and name not in models:
+            raise ValueError(f"{name!r} is neither a layout of shares_by_attention nor a model of models.")
     line_colors = [PARAM_PART_COLORS["attention"], PARAM_PART_COLORS["ffn"], ACCENT_COLOR, OKABE_ITO["reddish_purple"]]
     for index, (label, shares) in enumerate(shares_by_attention.items()):
         if np.shape(shares) != ffn_multiples.shape:
             raise ValueError(f"shares_by_attention[{label!r}] has shape {np.shape(shares)}; "
                              f"expected {ffn_multiples.shape}, one share per FFN width.")
-        ax.plot(ffn_multiples, shares, color=line_colors[index % len(line_colors)], label=label)
+        ax.plot(ffn_multiples, shares, color=line_colors[index % len(line_colors)], label=label,
+                linestyle="--" if label in dashed_layouts else "-")
     offsets = label_offsets_points or {}
+    wide_label = "query heads wider than D"
     for name, (multiple, share) in models.items():
-        ax.plot([multiple], [share], "o", color="black", markersize=4)
+        if name in wide_query_models:
+            ax.plot([multiple], [share], "D", markerfacecolor="white", markeredgecolor="black", markersize=6,
+                    label=wide_label)
+            wide_label = "_nolegend_"
+        else:
+            ax.plot([multiple], [share], "o", color="black", markersize=4)
         dx, dy = offsets.get(name, (5.0, 4.0))
         ax.annotate(name, (multiple, share), xytext=(dx, dy), textcoords="offset points", fontsize=9,
                     ha="right" if dx < 0 else "left", va="center" if dy == 0 else "bottom")
