@@ -4,7 +4,9 @@ A prompt is a list of block ids (equal ids mean equal prefixes: Mooncake's
 ``hash_ids``, or the blocks :func:`session_requests` gives agent steps). The replay
 takes requests in arrival order. A request is served the longest run of its leading
 blocks present in the cache; then all its blocks are in the cache as most recently
-used. Hit rate = blocks served ÷ prompt blocks, over the whole trace.
+used, its leading block the most recent of all (so LRU drops a prompt's tail before
+its head, as vLLM frees a request's blocks tail first). Hit rate = blocks served ÷
+prompt blocks, over the whole trace.
 
 Policies, one signature (:func:`prefix_cache_hit_rate`):
 
@@ -66,6 +68,7 @@ def replay_prefix_cache(requests: Iterable, capacity_blocks: int | None, policy:
         raise ValueError(f"ttl_s is for policy='ttl'; policy {policy!r} does not use it.")
     trace = _as_trace(requests)
     cache: OrderedDict[Hashable, float] = OrderedDict()  # block id -> last use (s); least recent first
+    move_to_end = cache.move_to_end
     hit_blocks, prompt_blocks = [], []
     for arrival_s, blocks in trace:
         if ttl_s is not None:
@@ -79,9 +82,9 @@ def replay_prefix_cache(requests: Iterable, capacity_blocks: int | None, policy:
             if block not in cache:
                 break
             hits += 1
-        for block in blocks:
+        for block in reversed(blocks):  # the leading block ends most recent: LRU drops a prompt's tail first
             cache[block] = arrival_s
-            cache.move_to_end(block)
+            move_to_end(block)
         if capacity_blocks is not None:
             while len(cache) > capacity_blocks:
                 cache.popitem(last=False)
@@ -114,7 +117,9 @@ def session_requests(sessions: Iterable[Session], block_tokens: int = 512) -> li
     step's prompt (its first ``cached_prefix_tokens`` tokens, verbatim) and gets new
     ids for the rest, its last partial block included (so a prompt has
     ceil(prompt_tokens / block_tokens) blocks, as Mooncake counts them). Sessions
-    share nothing with each other. Introduced in ch-agentic-workloads.
+    share nothing with each other. Each step holds its own list of ids, so memory and
+    replay time grow with steps x blocks per prompt: a long agent context is ~240 blocks
+    of 512 tokens; larger blocks replay faster. Introduced in ch-agentic-workloads.
     """
     require_positive_int("block_tokens", block_tokens)
     next_id = 0
