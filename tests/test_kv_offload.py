@@ -7,7 +7,7 @@ import pytest
 
 from infer_lib import get_chip, get_model
 from infer_lib.serving import CacheConfig, SchedulerConfig, simulate
-from infer_lib.serving.kv_offload import TierBlockStore, requests_from_steps
+from infer_lib.serving.kv_offload import TierBlockStore, requests_from_steps, tier_store
 from infer_lib.serving.kv_tiers import KVTier, tier_catalogue
 
 MODEL = get_model("Llama 3.1 8B")
@@ -61,8 +61,8 @@ def test_requests_from_steps_share_exactly_the_prefix():
 def test_a_host_tier_turns_prefills_into_reloads_and_lowers_ttft():
     without = _run(None)
     with_tier = _run(DRAM)
-    store = with_tier.kv_cache.on_evict.__self__
-    assert isinstance(store, TierBlockStore)
+    store = tier_store(with_tier)
+    assert isinstance(store, TierBlockStore) and tier_store(without) is None
     assert store.num_blocks_reloaded > 0 and store.num_blocks_offloaded > 0
     # Every reloaded block is a block of prompt the engine did not compute.
     computed_without = without.summary.num_prompt_tokens_computed
@@ -84,7 +84,7 @@ def test_a_zero_capacity_tier_is_no_tier():
 def test_a_large_hbm_needs_no_tier():
     # With room for every session, nothing is evicted, so nothing is offloaded or reloaded.
     result = _run(DRAM, num_gpu_blocks=20_000)
-    store = result.kv_cache.on_evict.__self__
+    store = tier_store(result)
     assert store.num_blocks_offloaded == 0 and store.num_blocks_reloaded == 0
     assert result.records == _run(None, num_gpu_blocks=20_000).records
 

@@ -60,7 +60,7 @@ from infer_lib.serving.goodput import (
     slo_attainment,
 )
 from infer_lib.serving.instance import Instance
-from infer_lib.serving.kv_offload import TierBlockStore, requests_from_steps
+from infer_lib.serving.kv_offload import TierBlockStore, requests_from_steps, tier_store
 from infer_lib.serving.kv_tiers import (
     KVTier,
     break_even_context_tokens,
@@ -145,7 +145,7 @@ __all__ = [
     "GoodputPoint", "fleets_of", "goodput_by_fleet", "max_goodput_rate", "rescale_arrivals", "slo_attainment",
     "KVTier", "break_even_context_tokens", "cached_step_time_s", "exposed_reload_time_s", "overlapped_reload_s",
     "recompute_step_time_s", "recompute_time_s", "reload_step_time_s", "reload_time_s", "tier_catalogue",
-    "TierBlockStore", "requests_from_steps",
+    "TierBlockStore", "requests_from_steps", "tier_store",
     "LRU", "FixedTTL", "KeepAll", "PredictedReturn", "RetentionPolicy", "RetentionResult", "replay_retention",
     "PredictorScore", "ReturnPredictor", "StepHistory", "fit_return_predictor", "precision_recall",
     "return_examples", "score_predictor", "step_histories",

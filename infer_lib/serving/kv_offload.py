@@ -88,6 +88,14 @@ class TierBlockStore:
         return self.tier.read_time_s(num_bytes)
 
 
+def tier_store(result) -> TierBlockStore | None:
+    """The :class:`TierBlockStore` of a run's lower tier (``simulate(...)``'s result), with its counters;
+    None if the run had no tier. With replicas, the first replica's. Introduced in ch-agentic-workloads."""
+    evict = getattr(getattr(result, "kv_cache", None), "on_evict", None)
+    store = getattr(evict, "__self__", None)
+    return store if isinstance(store, TierBlockStore) else None
+
+
 def requests_from_steps(steps: Sequence, *, block_tokens: int = 16, first_request_id: int = 0) -> list:
     """Agentic steps (``sessions.Step``: ``session_id``, ``arrival_s``, ``cached_prefix_tokens``,
     ``append_tokens``, ``output_tokens``) as simulator requests whose prompts share what the steps share.

@@ -25,7 +25,9 @@ in closed form), on one chip:
   compute does not hide is exposed.
 
 **When a break-even exists.** For small T recompute wins: it is hidden under the
-weight read, while a reload always pays its latency and its bytes. As T grows,
+weight read, while a reload always pays its latency and its bytes. (Not for a mixture
+of experts with a short append: recomputing even a few tokens routes them to experts
+the step would not have read, so a reload wins from the first token.) As T grows,
 recompute grows faster than linearly (attention's T x a and T^2 / 2 pairs), a reload
 only linearly, so with full attention there is always a T past which reloading wins:
 :func:`break_even_context_tokens` finds it. It may lie beyond the model's context (a
