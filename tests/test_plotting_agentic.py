@@ -115,3 +115,14 @@ def test_compared_values_put_one_marker_per_source_on_each_row(ax):
         agentic.draw_compared_values(ax, ["a", "b"], {"x": [1.0]}, x_label="x")
     with pytest.raises(ValueError, match="log axis"):
         agentic.draw_compared_values(ax, ["a"], {"x": [0.0]}, x_label="x")
+
+
+def test_share_bars_zoom_to_the_limits_and_label_the_visible_middle(ax):
+    agentic.draw_share_bars(ax, {"policy": {"HBM": 0.9, "DRAM": 0.07, "recomputed": 0.03}}, x_limits=(0.8, 1.0),
+                            min_labelled_share=0.05)
+    assert ax.get_xlim() == (0.8, 1.0)
+    assert [tick.get_text() for tick in ax.get_xticklabels()] == ["80%", "85%", "90%", "95%", "100%"]
+    texts = {text.get_text(): text.get_position()[0] for text in ax.texts}
+    assert texts["90%"] == pytest.approx(0.85) and texts["7%"] == pytest.approx(0.935)
+    with pytest.raises(ValueError, match="x_limits"):
+        agentic.draw_share_bars(ax, {"a": {"x": 1.0}}, x_limits=(0.5, 0.4))

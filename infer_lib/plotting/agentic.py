@@ -84,15 +84,21 @@ def _bracket(ax: Axes, start: float, end: float, y_foot: float, y_top: float, la
 
 
 def draw_share_bars(ax: Axes, shares: dict[str, dict[str, float]], *, x_label: str = "share",
-                    title: str = "", min_labelled_share: float = 0.08) -> None:
+                    title: str = "", min_labelled_share: float = 0.08,
+                    x_limits: tuple[float, float] = (0.0, 1.0)) -> None:
     """Draw one stacked horizontal bar per entry of ``shares`` (bar label -> {part: share}), the first on top.
 
     Each bar's parts are drawn left to right in the order given and must add up to 1
     (within 1e-6); every bar must name the same parts, in the same order. A part at least
     ``min_labelled_share`` wide has its percentage written on it. The parts are told
     apart by colour and hatching (``SHARE_COLORS``, ``SHARE_HATCHES``); the legend names
-    them. Segment gids: ``"<bar> | <part>"``. Introduced in ch-agentic-workloads.
+    them. ``x_limits`` zooms the axis (say 0.8-1 when one part fills most of every bar;
+    the axis then says so by its ticks); a percentage is written on the part's visible
+    middle. Segment gids: ``"<bar> | <part>"``. Introduced in ch-agentic-workloads.
     """
+    low, high = x_limits
+    if not 0 <= low < high <= 1:
+        raise ValueError(f"x_limits must satisfy 0 <= low < high <= 1, got {x_limits}.")
     if not shares:
         raise ValueError("shares is empty: pass at least one bar label -> {part: share}.")
     parts = list(next(iter(shares.values())))
@@ -110,14 +116,16 @@ def draw_share_bars(ax: Axes, shares: dict[str, dict[str, float]], *, x_label: s
             ax.barh(position, value, left=left, height=0.62, color=SHARE_COLORS[index], edgecolor="white",
                     hatch=SHARE_HATCHES[index], gid=f"{bar} | {part}",
                     label=part if position == positions[0] else None)
-            if value >= min_labelled_share:
+            visible = min(left + value, high) - max(left, low)
+            if value >= min_labelled_share and visible >= min_labelled_share * (high - low):
                 dark = SHARE_COLORS[index] in (DECODE_COLOR, OKABE_ITO["reddish_purple"])
-                ax.text(left + value / 2, position, f"{value:.0%}", ha="center", va="center",
-                        fontsize=MIN_FONT_SIZE, color="white" if dark else "black")
+                ax.text((max(left, low) + min(left + value, high)) / 2, position, f"{value:.0%}", ha="center",
+                        va="center", fontsize=MIN_FONT_SIZE, color="white" if dark else "black")
             left += value
     ax.set_yticks(positions, list(shares), fontsize=MIN_FONT_SIZE)
-    ax.set_xlim(0, 1)
-    ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0], ["0%", "25%", "50%", "75%", "100%"])
+    ax.set_xlim(low, high)
+    ticks = np.linspace(low, high, 5)
+    ax.set_xticks(ticks, [f"{tick:.0%}" for tick in ticks])
     ax.set_xlabel(x_label)
     if title:
         ax.set_title(title)
