@@ -82,6 +82,20 @@ def test_ttl_with_offload_worked_by_hand():
     assert result.usd_per_session == pytest.approx(result.total_usd / 2)
 
 
+def test_a_lower_tier_hold_drops_what_waits_too_long():
+    # TTL 60 s, a DRAM with room for both, entries dropped 50 s after they reach it: A (DRAM 70 to 120) is back
+    # at 110 and reloads; B (DRAM 90 to 140) is gone when B2 comes at 150 and recomputes 2,050 tokens.
+    roomy = KVTier("DRAM", 1e12, 50e9, 50e9, 0.1, 0.0, "a test", "assumption")
+    result = replay_retention(_steps(), FixedTTL(60), MODEL, CHIP, [HBM, roomy], lower_tier_hold_s=50)
+    assert result.tokens_by_tier == {"HBM": 0, "DRAM": 1100}
+    assert result.recomputed_tokens == 2050
+    # DRAM: A 1,100 x 40 s + B 2,050 x 50 s = 44,000 + 102,500 = 146,500 token-seconds.
+    assert result.gb_hours_by_tier["DRAM"] == pytest.approx(146_500 * KV / 1e9 / 3600)
+    # Without the hold both wait in DRAM and both reload.
+    kept = replay_retention(_steps(), FixedTTL(60), MODEL, CHIP, [HBM, roomy])
+    assert kept.tokens_by_tier == {"HBM": 0, "DRAM": 3150} and kept.recomputed_tokens == 0
+
+
 def test_drop_recomputes_what_offload_would_reload():
     # Dropped at expiry: A2 recomputes 1,100 tokens and B2 2,050; nothing is reloaded or kept below HBM.
     result = replay_retention(_steps(), FixedTTL(60), MODEL, CHIP, [HBM, DRAM], eviction="drop")
@@ -147,6 +161,8 @@ def test_bad_input_is_named():
         replay_retention(list(reversed(_steps())), KeepAll(), MODEL, CHIP, [HBM])
     with pytest.raises(TypeError, match="initiated_by"):
         replay_retention([object()], KeepAll(), MODEL, CHIP, [HBM])
+    with pytest.raises(ValueError, match="lower_tier_hold_s"):
+        replay_retention(_steps(), KeepAll(), MODEL, CHIP, [HBM], lower_tier_hold_s=-1)
     with pytest.raises(ValueError, match="ttl_s"):
         FixedTTL(-1)
     with pytest.raises(TypeError, match="ReturnPredictor"):

@@ -12,7 +12,8 @@ for an extension only where a classifier (``return_predictor``) predicts a retur
 HBM while a step runs and afterwards for as long as the policy holds it. Then it is
 **dropped** (``eviction="drop"``) or **offloaded** to the next tier (``"offload"``):
 each lower tier keeps what fits its capacity and moves its least recently used entry
-one tier down (past the last tier it is gone). When the session's next step arrives,
+one tier down (past the last tier it is gone), and with ``lower_tier_hold_s`` drops what
+waited there that long. When the session's next step arrives,
 the KV it can reuse (``return_predictor.reusable_tokens``) is served from the tier
 that holds it: HBM at no cost, a lower tier by a reload (bytes moved; the time it adds
 overlapped layer by layer), or nowhere: a recompute (its extra prefill FLOPs and time,
@@ -190,7 +191,8 @@ class _Entry:
 
 
 def replay_retention(steps: Iterable, policy: RetentionPolicy, model: ModelConfig, chip: Chip,
-                     tiers: Sequence[KVTier], *, eviction: str = "offload", bytes_per_param: float = 2.0,
+                     tiers: Sequence[KVTier], *, eviction: str = "offload", lower_tier_hold_s: float = math.inf,
+                     bytes_per_param: float = 2.0,
                      bytes_per_kv_value: float = 2.0, dtype: str = "bf16",
                      gpu_usd_per_hour: float = ASSUMED_GPU_USD_PER_HOUR) -> RetentionResult:
     """Replay agentic ``steps`` (arrival order, ``sessions.all_steps``) under ``policy`` on ``model`` and ``chip``.
@@ -198,7 +200,9 @@ def replay_retention(steps: Iterable, policy: RetentionPolicy, model: ModelConfi
     ``tiers`` lists the memories fastest first (``kv_tiers.tier_catalogue(chip)``): the
     first is HBM, held as ``policy`` says (its ``capacity_bytes`` is the chip's memory,
     most of it weights and running requests: not a limit here); the others keep what fits
-    their ``capacity_bytes``. ``gpu_usd_per_hour`` prices recompute time.
+    their ``capacity_bytes``, each entry for at most ``lower_tier_hold_s`` after it arrives
+    there (then it is dropped; default: until capacity pushes it out). ``gpu_usd_per_hour``
+    prices recompute time.
     Introduced in ch-agentic-workloads.
     """
     if not isinstance(policy, RetentionPolicy):
@@ -208,6 +212,7 @@ def replay_retention(steps: Iterable, policy: RetentionPolicy, model: ModelConfi
     if not tiers or not all(isinstance(tier, KVTier) for tier in tiers):
         raise TypeError("tiers must be a non-empty list of KVTier, HBM first (kv_tiers.tier_catalogue(chip)).")
     require_positive_number("gpu_usd_per_hour", gpu_usd_per_hour)
+    lower_tier_hold_s = _require_at_least_zero("lower_tier_hold_s", lower_tier_hold_s)
     histories = step_histories(steps)
     cost = StepCostModel(model, chip, bytes_per_param=bytes_per_param, bytes_per_kv_value=bytes_per_kv_value,
                          dtype=dtype)
@@ -220,7 +225,7 @@ def replay_retention(steps: Iterable, policy: RetentionPolicy, model: ModelConfi
     held = [OrderedDict() for _ in tiers]  # per tier: idle entries (HBM) or all entries (lower), LRU first
     held_bytes = [0.0] * len(tiers)
     byte_seconds = [0.0] * len(tiers)
-    expiries: list[tuple[float, int, object, int]] = []  # (time, order, session, version)
+    expiries: list[tuple[float, int, object, int, int]] = []  # (time, order, session, version, tier)
     order = 0
     tokens_by_tier = dict.fromkeys(names, 0)
     totals = dict(prompt=0, fresh=0, recomputed=0, flops=0.0, recompute_s=0.0, reload_bytes=0.0, reload_s=0.0,
@@ -241,9 +246,13 @@ def replay_retention(steps: Iterable, policy: RetentionPolicy, model: ModelConfi
         if level > 0 and entry.num_bytes > tiers[level].capacity_bytes:
             place(entry, level + 1, now_s)
             return
+        nonlocal order
         entry.tier, entry.since_s = level, now_s
         held[level][entry.session_id] = entry
         held_bytes[level] += entry.num_bytes
+        if level > 0 and lower_tier_hold_s < math.inf:
+            heapq.heappush(expiries, (now_s + lower_tier_hold_s, order, entry.session_id, entry.version, level))
+            order += 1
         if level > 0:
             while held_bytes[level] > tiers[level].capacity_bytes:
                 _, victim = held[level].popitem(last=False)
@@ -266,11 +275,16 @@ def replay_retention(steps: Iterable, policy: RetentionPolicy, model: ModelConfi
             victim.version += 1  # its pending expiry no longer applies
             demote(victim, 0, now_s)
 
-    def expire(when_s: float, session_id: object, version: int) -> None:
+    def expire(when_s: float, session_id: object, version: int, level: int) -> None:
         entry = entries[session_id]
-        if entry.version == version and entry.tier == 0 and not entry.active:
-            del held[0][session_id]
-            demote(entry, 0, when_s)
+        if entry.version == version and entry.tier == level and not entry.active:
+            del held[level][session_id]
+            if level == 0:
+                demote(entry, 0, when_s)
+            else:  # a lower tier's hold is over: dropped
+                byte_seconds[level] += entry.num_bytes * (when_s - entry.since_s)
+                held_bytes[level] -= entry.num_bytes
+                entry.tier = None
 
     def finish(history: StepHistory) -> None:
         """A step ended: its session's KV is idle in HBM, held as the policy says."""
@@ -282,7 +296,7 @@ def replay_retention(steps: Iterable, policy: RetentionPolicy, model: ModelConfi
         held[0][entry.session_id] = entry
         hold_s = policy.hold_s(history)
         if hold_s < math.inf:
-            heapq.heappush(expiries, (end_s + hold_s, order, entry.session_id, entry.version))
+            heapq.heappush(expiries, (end_s + hold_s, order, entry.session_id, entry.version, 0))
             order += 1
         enforce_hbm_capacity(end_s)
 
@@ -296,8 +310,8 @@ def replay_retention(steps: Iterable, policy: RetentionPolicy, model: ModelConfi
             if next_end <= next_expiry:
                 finish(heapq.heappop(step_ends)[2])
             else:
-                when_s, _, session_id, version = heapq.heappop(expiries)
-                expire(when_s, session_id, version)
+                when_s, _, session_id, version, level = heapq.heappop(expiries)
+                expire(when_s, session_id, version, level)
 
     sessions = set()
     last_end_s = 0.0
