@@ -248,3 +248,39 @@ def test_practice_answers(chapter3):
     assert chapter3["q4_tokens"] == pytest.approx(99 * 4_718_592 / 36_864)            # 12,672
     assert chapter3["q4_gb_128k"] == pytest.approx((36_864 * CONTEXT_128K + 4_718_592) / 1e9)
     assert chapter3["q4_gb_128k_all_full"] == pytest.approx(73_728 * CONTEXT_128K / 1e9)
+
+
+# --- practice questions 5-8 --------------------------------------------------------------------------------
+# Llama 3.1 70B's weights a decode step reads: all but the embedding table, of which it gathers one row.
+L70_DECODE_WEIGHT_BYTES = (L70_PARAMS - 128_256 * 8192 + 8192) * 2          # 139,006,083,072
+DS_KV_BYTES_PER_TOKEN = 61 * (512 + 64) * 2                                  # 70,272: latent + RoPE key, BF16
+
+
+@pytest.mark.parametrize("key, expected", [
+    ("llama70_head_dim", 128),
+    # 5. queries: 80 layers x 64 heads x 128 dims x 2 B = 1,310,720 B = 1280 KiB, 4 x the 320 KiB of K and V
+    ("q5_num_heads", 64),
+    ("q5_query_kib", 80 * 64 * 128 * 2 / 1024),
+    ("q5_query_over_kv", 4),
+    # 6. 32 x 8192 tokens x 327,680 B = 85.90 GB of cache, + 139.006 GB of weights, / 3.35 TB/s
+    ("q6_batch", 32), ("q6_context", 8192),
+    ("q6_kv_gb", 32 * 8192 * L70_KV_BYTES_PER_TOKEN / 1e9),
+    ("q6_weights_gb", L70_DECODE_WEIGHT_BYTES / 1e9),
+    ("q6_h100_tb_s", 3.35),
+    ("q6_step_ms", (32 * 8192 * L70_KV_BYTES_PER_TOKEN + L70_DECODE_WEIGHT_BYTES) / H100_BYTES_PER_S * 1e3),
+    ("q6_kv_share", 32 * 8192 * L70_KV_BYTES_PER_TOKEN / (32 * 8192 * L70_KV_BYTES_PER_TOKEN + L70_DECODE_WEIGHT_BYTES)),
+    ("q6_context_equal", L70_DECODE_WEIGHT_BYTES / (32 * L70_KV_BYTES_PER_TOKEN)),   # 13,257 tokens
+    # 7. 128K tokens: GQA 40 GiB; MQA 2 x 80 x 128 x 2 B = 40 KiB per token, 5 GiB; FP8 2.5 GiB; 16x smaller
+    ("q7_gqa_gib", CONTEXT_128K * L70_KV_BYTES_PER_TOKEN / GIB),
+    ("q7_mqa_kib", 2 * 80 * 128 * 2 / 1024),
+    ("q7_mqa_gib", CONTEXT_128K * 2 * 80 * 128 * 2 / GIB),
+    ("q7_mqa_fp8_gib", CONTEXT_128K * 2 * 80 * 128 / GIB),
+    ("q7_saving", 16),
+    # 8. per layer: DeepSeek-V3 (512 + 64) x 2 = 1152 B; Llama 3.1 70B 2 x 8 x 128 x 2 = 4096 B
+    ("q8_ds_layer_bytes", 1152),
+    ("q8_l70_layer_bytes", 4096),
+    ("q8_layer_ratio", 4096 / 1152),
+    ("q8_token_ratio", L70_KV_BYTES_PER_TOKEN / DS_KV_BYTES_PER_TOKEN),
+])
+def test_later_practice_answers(chapter3, key, expected):
+    assert chapter3[key] == pytest.approx(expected, rel=1e-6)

@@ -413,6 +413,34 @@ def test_share_vs_ffn_width_moves_labels_that_would_collide():
     assert labels["left"].get_ha() == "right" and labels["right"].get_ha() == "left"
 
 
+def test_share_vs_ffn_width_sets_apart_dashed_layouts_and_wide_query_models():
+    ax = new_ax()
+    draw_share_vs_ffn_width(ax, np.array([2.0, 4.0]), {"GQA": np.array([0.3, 0.2]), "wide": np.array([0.4, 0.3])},
+                            {"plain": (3.0, 0.25), "wide model": (3.0, 0.35)}, dashed_layouts=["wide"],
+                            wide_query_models=["wide model"])
+    assert [line.get_linestyle() for line in ax.lines[:2]] == ["-", "--"]
+    assert [line.get_marker() for line in ax.lines[2:]] == ["o", "D"]
+    assert "query heads wider than D" in [text.get_text() for text in ax.get_legend().get_texts()]
+    with pytest.raises(ValueError, match="neither a layout"):
+        draw_share_vs_ffn_width(new_ax(), np.array([2.0, 4.0]), {"GQA": np.array([0.3, 0.2])}, {},
+                                wide_query_models=["missing"])
+
+
+def test_kv_cache_grid_draws_the_newest_column_as_one_bar_without_gaps():
+    from infer_lib.plots import draw_kv_cache_grid
+    fig = Figure(layout="constrained")
+    ax = fig.add_subplot()
+    draw_kv_cache_grid(ax, 2, 4, 6, num_prompt_tokens=3, legend="below")
+    bars = [patch for patch in ax.patches if patch.get_height() > 1]
+    assert len(bars) == 1 and bars[0].get_height() == pytest.approx(2 * 2 - 0.1)
+    assert bars[0].get_x() == pytest.approx(3.05)
+    # every other slot is one cell: 4 rows x 5 columns
+    assert len(ax.patches) == 1 + 4 * 5
+    assert len(fig.legends) == 1 and ax.get_legend() is None
+    with pytest.raises(ValueError, match="legend must be"):
+        draw_kv_cache_grid(new_ax(), 2, 4, 6, num_prompt_tokens=3, legend="left")
+
+
 def test_layer_params_by_matrix_colours_attention_and_ffn_matrices():
     ax = new_ax()
     draw_layer_params_by_matrix(ax, {"q": 2e6, "k": 1e6, "up": 6e6}, ["q", "k"], xlim_millions=10)

@@ -72,13 +72,17 @@ def draw_prefill_decode_grid(ax: Axes, num_prompt_tokens: int, num_decode_steps:
 
 def draw_kv_cache_grid(ax: Axes, num_layers: int, num_cached_tokens: int, max_tokens: int, *,
                        num_prompt_tokens: int, token_labels: list[str] | None = None,
-                       title: str | None = None) -> None:
+                       title: str | None = None, legend: str | None = "right") -> None:
     """Draw a KV cache as a (2 * layers) x tokens grid: one K and one V block per layer and cached token.
 
     Rows are layer 0's K, layer 0's V, layer 1's K, ... from the top; columns are token
     positions 0 .. max_tokens - 1. Blocks written by prefill (the first ``num_prompt_tokens``)
     are orange, blocks written by decode steps blue, empty slots grey outlines. The newest
-    decoded column gets a black outline. ``token_labels`` names the columns (one per slot).
+    decoded column is drawn as one solid outlined bar (no gaps between its rows), so it
+    reads as the one column a step writes. ``token_labels`` names the columns (one per
+    slot). ``legend`` is "right" (beside the grid), "below" (under the whole figure, in two
+    columns, for narrow figures; needs a constrained layout) or None (no legend, for the
+    other panels of a stack).
 
     Introduced in ch-kv-cache.
     """
@@ -93,10 +97,15 @@ def draw_kv_cache_grid(ax: Axes, num_layers: int, num_cached_tokens: int, max_to
         )
     if token_labels is not None and len(token_labels) != max_tokens:
         raise ValueError(f"token_labels needs one label per slot ({max_tokens}), got {len(token_labels)}.")
+    if legend not in ("right", "below", None):
+        raise ValueError(f"legend must be 'right', 'below' or None, got {legend!r}.")
     num_rows = 2 * num_layers
+    newest = num_cached_tokens - 1 if num_cached_tokens > num_prompt_tokens else None
     for row in range(num_rows):
         y = num_rows - 1 - row  # layer 0's K on top
         for token in range(max_tokens):
+            if token == newest:
+                continue
             if token < num_prompt_tokens:
                 face, edge = PREFILL_COLOR, "white"
             elif token < num_cached_tokens:
@@ -104,9 +113,9 @@ def draw_kv_cache_grid(ax: Axes, num_layers: int, num_cached_tokens: int, max_to
             else:
                 face, edge = "none", EMPTY_SLOT_COLOR
             ax.add_patch(Rectangle((token + 0.05, y + 0.05), 0.9, 0.9, facecolor=face, edgecolor=edge, linewidth=1))
-    if num_cached_tokens > num_prompt_tokens:
-        ax.add_patch(Rectangle((num_cached_tokens - 1, 0), 1, num_rows, facecolor="none", edgecolor="black",
-                               linewidth=2, label="written by this step"))
+    if newest is not None:
+        ax.add_patch(Rectangle((newest + 0.05, 0.05), 0.9, num_rows - 0.1, facecolor=DECODE_COLOR,
+                               edgecolor="black", linewidth=2, label="written by this step"))
     ax.set_xlim(0, max_tokens)
     ax.set_ylim(0, num_rows)
     ax.set_aspect("equal")
@@ -123,8 +132,12 @@ def draw_kv_cache_grid(ax: Axes, num_layers: int, num_cached_tokens: int, max_to
         ax.set_title(title, fontsize=10)
     handles = [Patch(facecolor=PREFILL_COLOR, label="written by prefill"),
                Patch(facecolor=DECODE_COLOR, label="written by decode"),
-               Patch(facecolor="none", edgecolor=EMPTY_SLOT_COLOR, label="empty slot")]
-    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+               Patch(facecolor="none", edgecolor=EMPTY_SLOT_COLOR, label="empty slot"),
+               Patch(facecolor=DECODE_COLOR, edgecolor="black", linewidth=2, label="written by this step")]
+    if legend == "right":
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=9, frameon=False)
+    elif legend == "below":
+        ax.figure.legend(handles=handles, loc="outside lower center", fontsize=9, frameon=False, ncol=2)
 
 
 #: Geometry of draw_paged_kv in inches: token cell width and height, row-label width, gap, table column width.
