@@ -45,6 +45,25 @@ def test_requests_per_session(stats):
     assert stats.mean_requests_per_session > 5 * stats.median_requests_per_session
 
 
+def test_the_tail_of_requests_per_session(sessions):
+    # TraceLab: p90 18, p99 137. Over seeds 0-3 the fit gives p90 18-21 and p99 109-125: the tail's shape,
+    # not only its mean, is TraceLab's, within the spread of a percentile this far out.
+    counts = sorted(len(session.requests) for session in sessions)
+    p90, p99 = counts[int(0.9 * len(counts))], counts[int(0.99 * len(counts))]
+    assert 14 <= p90 <= 24
+    assert 90 <= p99 <= 180
+
+
+def test_session_length_follows_from_the_rest(stats):
+    # Not fitted directly: a session's length is its think, tool and LLM time. TraceLab: mean 8.2 h, median
+    # 5.1 min; the fit gives 7.0-7.6 h and 7.2-7.7 min over seeds 0-3. The median session is a short one
+    # whose length is a few tool and LLM round trips, which the fit makes about 2 minutes longer than
+    # TraceLab's; the tolerances hold today's fit, and SessionParams' docstring says so.
+    assert stats.mean_session_length_s == pytest.approx(TRACELAB_PUBLISHED["mean_session_length_s"], rel=0.2)
+    assert 0.8 * TRACELAB_PUBLISHED["median_session_length_s"] <= stats.median_session_length_s \
+        <= 1.6 * TRACELAB_PUBLISHED["median_session_length_s"]
+
+
 def test_steps_per_request_and_agent_share(stats):
     # 8.8 published; the fit gives 8.9 (sd 0.08 over seeds): +-0.35.
     assert stats.mean_steps_per_request == pytest.approx(TRACELAB_PUBLISHED["mean_steps_per_request"], abs=0.35)
