@@ -23,9 +23,13 @@ import pytest
 
 # --- sources -----------------------------------------------------------------------------------
 # Dense peaks (FLOP/s), bandwidths (bytes/s), memories (bytes), NVLink (bytes/s, both ways) per chip.
-H100 = {"bf16": 989.4e12, "bw": 3.35e12, "mem": 80e9, "link": 900e9}
-H200 = {"bf16": 989.4e12, "fp8": 1978.9e12, "bw": 4.8e12, "mem": 141e9, "link": 900e9}
-B200 = {"bf16": 2250e12, "bw": 8e12, "mem": 180e9, "link": 1.8e12}
+# Memories are the totals the drivers report (nvidia-smi memory.total): H100 SXM 81,559 MiB, H200 143,771 MiB,
+# B200 183,359 MiB, as listed in public nvidia-smi output (see infer_lib.hardware's sources).
+MIB = 2**20
+H100 = {"bf16": 989.4e12, "bw": 3.35e12, "mem": 81_559 * MIB, "link": 900e9}
+H200 = {"bf16": 989.4e12, "fp8": 1978.9e12, "bw": 4.8e12, "mem": 143_771 * MIB, "link": 900e9}
+B200 = {"bf16": 2250e12, "bw": 8e12, "mem": 183_359 * MIB, "link": 1.8e12}
+A100 = {"bf16": 312e12, "bw": 2.039e12, "mem": 81_920 * MIB}   # A100 80GB SXM datasheet; 80 GiB
 MEMORY_SHARE = 0.9   # vLLM's default gpu_memory_utilization, the chapter's stated choice
 
 
@@ -149,7 +153,8 @@ def test_one_chip_metrics(chapter5):
     assert chapter5["m8_b64_gpu"] == pytest.approx(64 / s64, rel=1e-6)
     assert chapter5["m8_b64_gain"] == pytest.approx(64 * s1 / s64, rel=1e-6)
     assert chapter5["m8_b64_user_loss"] == pytest.approx(1 - s1 / s64, rel=1e-6)
-    # 72 GB hold 16.1 GB of weights and (72 - 16.06) / 0.268 = 208 sequences of 2,048 tokens: 128 in the sweep.
+    # 0.9 x 85.5 GB = 77.0 GB hold 16.1 GB of weights and (77.0 - 16.06) / 0.268 = 227 sequences of 2,048
+    # tokens: 128 in the sweep.
     largest = max(b for b in BATCHES if fits(L8B, H100, b, 2048))
     assert chapter5["m8_largest_fit"] == largest == 128
     s = decode_step_s(L8B, H100, largest, 2048)
@@ -182,7 +187,8 @@ def test_tensor_parallel_curves(chapter5):
     s1 = tp8(H100, 1, 8192)
     assert chapter5["t70_h100_b1_user"] == pytest.approx(1 / s1, rel=1e-6)
     assert chapter5["t70_h100_b1_gpu"] == pytest.approx(1 / s1 / 8, rel=1e-6)
-    # 576 GB hold 141.1 GB of weights and (576 - 141.1) / 2.684 = 162 sequences of 8,192 tokens: 128 in the sweep.
+    # 0.9 x 8 x 85.5 GB = 615.7 GB hold 141.1 GB of weights and (615.7 - 141.1) / 2.684 = 176 sequences of
+    # 8,192 tokens: 128 in the sweep.
     largest = max(b for b in BATCHES if fits(L70B, H100, b, 8192, tp=8))
     assert chapter5["t70_h100_largest_fit"] == largest == 128
     s = tp8(H100, largest, 8192)
@@ -333,3 +339,159 @@ def test_question_5(chapter5):
     assert chapter5["q5_slo"] == 45
     assert chapter5["q5_first_per_gpu"] == 1250.0
     assert chapter5["q5_second_per_gpu"] == 1500.0
+
+
+# --- tensor parallelism's all-reduce estimate --------------------------------------------------------
+def all_reduce_s(m, chip, batch, tp=8):
+    """Two ring all-reduces of the step's BF16 activations per layer, at half the two-way link figure."""
+    return batch * 2 * m["L"] * m["D"] * 2 * 2 * (tp - 1) / tp / (chip["link"] / 2)
+
+
+def test_all_reduce_share(chapter5):
+    for key, batch in (("allreduce_share_b1", 1), ("allreduce_share_largest", 128)):
+        share = all_reduce_s(L70B, H100, batch) / tp8(H100, batch, 8192)
+        assert chapter5[key] == pytest.approx(share, rel=1e-6)
+    # 2 x 80 x 8,192 x 2 B x 1.75 / 450 GB/s = 10.19 us per token
+    assert chapter5["allreduce_us_per_token"] == pytest.approx(1e6 * 2 * 80 * 8192 * 2 * 1.75 / 450e9, rel=1e-9)
+
+
+# --- bounds and real kernels ---------------------------------------------------------------------
+# The published measurements: A100 80GB read 1.80 of 2.039 TB/s (NVIDIA forum), FlashAttention-2 50-73% of
+# peak (abstract), vLLM 0.5's ~4 ms GPU gap per decode step (issue 6854), 33% API server and 29% scheduling
+# (v0.6.0 blog).
+ETA_BW, ETA_FLOPS, GAP_S = 1.80 / 2.039, 0.73, 0.004
+
+
+def step_flops_bytes(m, batch, context, bytes_per_param=2):
+    flops = batch * (2 * m["matmul_params"] + m["pair_flops"] * (context + 1))
+    num_bytes = (m["fixed_params"] * bytes_per_param + batch * m["D"] * bytes_per_param
+                 + batch * (context + 1) * m["kv_values_per_token"] * 2)
+    return flops, num_bytes
+
+
+def real_step_s(m, chip, batch, context, eta_flops=ETA_FLOPS, eta_bw=ETA_BW, gap_s=GAP_S):
+    flops, num_bytes = step_flops_bytes(m, batch, context)
+    return max(flops / (eta_flops * chip["bf16"]), num_bytes / (eta_bw * chip["bw"])) + gap_s
+
+
+def test_efficiency_sources_and_single_step(chapter5):
+    for key, expected in [("eff_a100_read_tb_s", 1.80), ("eff_a100_sheet_tb_s", 2.039), ("eff_bandwidth_share", ETA_BW),
+                          ("eff_flops_share", 0.73), ("eff_fa2_low", 50), ("eff_fa2_high", 73), ("eff_gap_ms", 4),
+                          ("eff_api_share", 33), ("eff_sched_share", 29)]:
+        assert chapter5[key] == pytest.approx(expected, rel=1e-9), key
+    bound = decode_step_s(L8B, A100, 1, 2048)
+    real = real_step_s(L8B, A100, 1, 2048)
+    assert chapter5["eff_b1_bound_ms"] == pytest.approx(1e3 * bound, rel=1e-6)
+    assert chapter5["eff_b1_gap_ms"] == pytest.approx(1e3 * real, rel=1e-6)
+    assert chapter5["eff_b1_gap_ratio"] == pytest.approx(real / bound, rel=1e-6)
+
+
+# Llama 2 7B (meta-llama/Llama-2-7b-hf config: 32 layers, width 4,096, 32 heads and 32 KV heads of 128, FFN
+# 11,008, vocabulary 32,000, untied): weights a decode step reads (all but the embedding table), in BF16.
+L2_LAYER = 4 * 4096 * 4096 + 3 * 4096 * 11008
+L2_DECODE_WEIGHT_BYTES = 2 * (32 * L2_LAYER + (2 * 32 + 1) * 4096 + 32000 * 4096 + 4096)   # + one embedding row
+L2_KV_PER_TOKEN = 2 * 32 * 32 * 128 * 2                                # 524,288 B = 512 KiB
+
+
+def conversation_lengths(num_requests):
+    """(prompt, output) of the Azure conversation trace's first rows, cut to Llama 2's 4,096-token context."""
+    import csv
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[1] / "infer_lib" / "data" / "traces" / "azure-llm-2023"
+    [trace] = [f for f in path.iterdir() if "conv" in f.name.lower() and f.suffix == ".csv"]
+    with open(trace, newline="", encoding="utf-8-sig") as file:
+        rows = list(csv.DictReader(file))[:num_requests]
+    lengths = []
+    for row in rows:
+        prompt = min(int(row["ContextTokens"]), 4095)
+        lengths.append((prompt, min(int(row["GeneratedTokens"]), 4096 - prompt)))
+    return lengths
+
+
+def test_saturation_formula(chapter5):
+    lengths = conversation_lengths(3000)
+    mean_prompt = sum(p for p, _ in lengths) / len(lengths)
+    mean_output = sum(d for _, d in lengths) / len(lengths)
+    kbar = L2_KV_PER_TOKEN * (mean_prompt + mean_output / 2)
+    rate, beta = 4.5, 2.039e12
+    rho = rate * mean_output * kbar / beta
+    w_s = L2_DECODE_WEIGHT_BYTES / beta
+    t_bound = w_s / (1 - rho)
+    t_kernels = (w_s / ETA_BW) / (1 - rho / ETA_BW)
+    t_gap = (w_s / ETA_BW + GAP_S) / (1 - rho / ETA_BW)
+    for key, value in [("sat_rate", 4.5), ("sat_num_requests", 3000), ("sat_mean_prompt", mean_prompt),
+                       ("sat_mean_output", mean_output), ("sat_weights_gb", L2_DECODE_WEIGHT_BYTES / 1e9),
+                       ("sat_weights_ms", 1e3 * w_s), ("sat_kv_kib_per_token", 512), ("sat_kbar_gb", kbar / 1e9),
+                       ("sat_sheet_tb_s", 2.039), ("sat_rho", rho), ("sat_t_bound_ms", 1e3 * t_bound),
+                       ("sat_t_kernels_ms", 1e3 * t_kernels), ("sat_t_gap_ms", 1e3 * t_gap),
+                       ("sat_ratio_kernels", t_kernels / t_bound), ("sat_ratio_gap", t_gap / t_bound),
+                       ("sat_single_kernels", 1 / ETA_BW), ("sat_single_gap", (w_s / ETA_BW + GAP_S) / w_s),
+                       ("q7_rate_sat_bound", rate / rho), ("q7_rate_sat_real", rate * ETA_BW / rho),
+                       ("q7_in_flight_bound", rate * mean_output * t_bound),
+                       ("q7_in_flight_kernels", rate * mean_output * t_kernels)]:
+        assert chapter5[key] == pytest.approx(value, rel=1e-6), key
+
+
+def test_simulated_saturation(chapter5):
+    """Simulated medians: checked against the weights-only bound and against the formula's direction."""
+    assert chapter5["sat_headline_requests"] == 10_000
+    assert chapter5["sat_low_rate"] == 1 and chapter5["sat_high_rate"] == 6
+    weights_s = L2_DECODE_WEIGHT_BYTES / 2.039e12
+    assert chapter5["sat_bound_tpot_p50"] >= weights_s                   # a decode step reads every weight
+    assert chapter5["sat_gap_tpot_p50"] >= weights_s / ETA_BW + GAP_S
+    for ratio, gap, bound in [("sat_gap_ttft_ratio", "sat_gap_ttft_p50", "sat_bound_ttft_p50"),
+                              ("sat_gap_tpot_ratio", "sat_gap_tpot_p50", "sat_bound_tpot_p50"),
+                              ("sat_gap_e2e_ratio", "sat_gap_e2e_p50", "sat_bound_e2e_p50")]:
+        assert chapter5[ratio] == pytest.approx(chapter5[gap] / chapter5[bound], rel=1e-9)
+        assert chapter5[ratio] > 1.5     # one weights-only step with the kernels and the gap: 1.75 times the bound
+        assert chapter5[gap] > chapter5[bound] > 0
+    # A TTFT is at least one prefill chunk's weight read; an end-to-end time at least a TTFT.
+    assert chapter5["sat_bound_ttft_p50"] >= weights_s
+    assert chapter5["sat_bound_e2e_p50"] > chapter5["sat_bound_ttft_p50"]
+    assert chapter5["sat_gap_e2e_p50"] > chapter5["sat_gap_ttft_p50"]
+    # Under load the shortfall grows: more than one step's factor, and more at 6 than at 1 request/s.
+    assert chapter5["sat_kernels_ratio_high"] > chapter5["sat_kernels_ratio_low"] > 1
+    assert chapter5["sat_sim_ratio_kernels"] > chapter5["sat_single_kernels"]
+    assert chapter5["sat_sim_ratio_gap"] > chapter5["sat_single_gap"]
+    # The formula's averages land within 15% of the simulated ratios.
+    assert chapter5["sat_ratio_kernels"] == pytest.approx(chapter5["sat_sim_ratio_kernels"], rel=0.15)
+    assert chapter5["sat_ratio_gap"] == pytest.approx(chapter5["sat_sim_ratio_gap"], rel=0.15)
+
+
+def test_question_6(chapter5):
+    flops, num_bytes = step_flops_bytes(L8B, 32, 2048)
+    bound, real = decode_step_s(L8B, A100, 32, 2048), real_step_s(L8B, A100, 32, 2048)
+    assert chapter5["q6_batch"] == 32
+    assert chapter5["q6_gflop"] == pytest.approx(flops / 1e9, rel=1e-9)
+    assert chapter5["q6_gb"] == pytest.approx(num_bytes / 1e9, rel=1e-9)
+    assert chapter5["q6_compute_ms"] == pytest.approx(1e3 * flops / 312e12, rel=1e-9)
+    assert chapter5["q6_a100_tflops"] == 312
+    assert chapter5["q6_bound_ms"] == pytest.approx(1e3 * bound, rel=1e-6)
+    assert chapter5["q6_real_ms"] == pytest.approx(1e3 * real, rel=1e-6)
+    assert chapter5["q6_real_ms"] == pytest.approx(1e3 * num_bytes / (ETA_BW * 2.039e12) + 4, rel=1e-6)
+    assert chapter5["q6_bound_user"] == pytest.approx(1 / bound, rel=1e-6)
+    assert chapter5["q6_real_user"] == pytest.approx(1 / real, rel=1e-6)
+    assert chapter5["q6_bound_gpu"] == pytest.approx(32 / bound, rel=1e-6)
+    assert chapter5["q6_real_gpu"] == pytest.approx(32 / real, rel=1e-6)
+
+
+def test_question_8(chapter5):
+    per_token = 2 * 80 * 8192 * 2                                         # 2,621,440 B
+    assert chapter5["q8_batch"] == 64
+    assert chapter5["q8_bytes_per_token_mb"] == pytest.approx(per_token / 1e6)
+    assert chapter5["q8_ring_bytes_mb"] == pytest.approx(per_token * 1.75 / 1e6)
+    assert chapter5["q8_one_way_gb_s"] == 450
+    assert chapter5["q8_ring_ms"] == pytest.approx(1e3 * 64 * per_token * 1.75 / 450e9, rel=1e-9)   # 0.652 ms
+    assert chapter5["q8_switch_ms"] == pytest.approx(1e3 * 64 * per_token / 450e9, rel=1e-9)        # 0.373 ms
+    assert chapter5["q8_step_ms"] == pytest.approx(1e3 * tp8(H100, 64, 8192), rel=1e-6)
+    rest = decode_step_s(L70B, H100, 64, 8192, tp=8)
+    assert chapter5["q8_rest_ms"] == pytest.approx(1e3 * rest, rel=1e-6)
+
+
+def test_question_9(chapter5):
+    weights = (L8B["fixed_params"] + L8B["D"]) * 2      # one embedding row read: as the chapter's step-parts count
+    assert chapter5["q9_kv_per_token"] == 131_072
+    assert chapter5["q9_long_context"] == 32768
+    assert chapter5["q9_weights_gb"] == pytest.approx(weights / 1e9, rel=1e-4)
+    assert chapter5["q9_batch_8k"] == pytest.approx(weights / (131_072 * 8193), rel=1e-4)
+    assert chapter5["q9_batch_32k"] == pytest.approx(weights / (131_072 * 32769), rel=1e-4)

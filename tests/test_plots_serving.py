@@ -238,7 +238,7 @@ def test_weight_sharing_draws_one_weight_read_and_one_kv_read_per_sequence():
     # One arrow for the weights, one per sequence for its KV.
     arrows = [child for child in ax.texts if getattr(child, "arrow_patch", None) is not None]
     assert len(arrows) == 1 + 3
-    assert "read once,\nused 3×" in [t.get_text() for t in ax.texts]
+    assert "read\nonce,\nused 3×" in [t.get_text() for t in ax.texts]
 
 
 @pytest.mark.parametrize("contexts", [[], [100, 0]])

@@ -291,7 +291,7 @@ def draw_batch_weight_sharing(ax: Axes, context_tokens: Sequence[int]) -> None:
     # The weights: one box, one arrow, B rows on the other side.
     weights_y = kv_top + 0.6
     middle_y = weights_y + 0.85
-    draw_box(ax, (2.2, middle_y), "weights\n(the same for every user)", color=DECODE_COLOR, size=(4.0, 1.7),
+    draw_box(ax, (2.2, middle_y), "weights\n(the same\nfor every user)", color=DECODE_COLOR, size=(4.0, 1.7),
              corner_radius=0, alpha=0.85, gid="weights", text_color="white", fontweight="bold")
     draw_box(ax, (7.6, middle_y), color="white", size=(4.0, 1.7), corner_radius=0, edgecolor=DECODE_COLOR,
              linewidth=2, gid="matmul")
@@ -300,10 +300,10 @@ def draw_batch_weight_sharing(ax: Axes, context_tokens: Sequence[int]) -> None:
         y = weights_y + 0.2 + (num_sequences - 1 - index) * row_height
         ax.add_patch(Rectangle((5.8, y + 0.1 * row_height), 1.2, 0.8 * row_height,
                                facecolor=LINE_COLORS[(index + 1) % len(LINE_COLORS)], edgecolor="none"))
-    ax.text(7.15, middle_y, f"one new token\nper user: {num_sequences}\nrows, one matmul",
+    ax.text(7.15, middle_y, f"one new\ntoken per\nuser: {num_sequences}\nrows, one\nmatmul",
             ha="left", va="center", fontsize=9)
     draw_arrow(ax, (4.2, middle_y), (5.6, middle_y), color=DECODE_COLOR, linewidth=3, head_scale=18, gap_points=2)
-    ax.text(4.9, weights_y + 1.0, f"read once,\nused {num_sequences}×", ha="center", va="bottom", fontsize=9,
+    ax.text(4.9, weights_y + 1.0, f"read\nonce,\nused {num_sequences}×", ha="center", va="bottom", fontsize=9,
             color=DECODE_COLOR, fontweight="bold")
     ax.text(4.9, weights_y + 0.7, "per step", ha="center", va="top", fontsize=9, color=DECODE_COLOR)
     # The KV caches: one strip per sequence, one arrow each.
