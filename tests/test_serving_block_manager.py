@@ -150,9 +150,10 @@ def test_random_operations_keep_invariants_against_a_naive_model():
 
 
 def test_num_kv_blocks_from_memory():
-    # Llama 3.1 8B on one H100 (80 GB x 0.9): 72 GB - 16.06 GB of BF16 weights, over
-    # 16 tokens x 131,072 bytes (2 x 32 layers x 8 heads x 128 x 2 bytes).
-    expected = int((80e9 * 0.9 - 8_030_261_248 * 2) // (16 * 131_072))
+    # Llama 3.1 8B on one H100 (81,559 MiB as nvidia-smi reports it, x 0.9): 77.0 GB - 16.06 GB of BF16
+    # weights, over 16 tokens x 131,072 bytes (2 x 32 layers x 8 heads x 128 x 2 bytes): 29,043 blocks.
+    expected = int((81_559 * 2**20 * 0.9 - 8_030_261_248 * 2) // (16 * 131_072))
+    assert expected == 29_043
     assert num_kv_blocks(get_model("Llama 3.1 8B"), get_chip("H100 SXM")) == expected
     with pytest.raises(ValueError, match="raise tensor_parallel_size"):
         num_kv_blocks(get_model("Llama 3.1 405B"), get_chip("H100 SXM"))
