@@ -33,7 +33,8 @@ KV_BYTES_PER_TOKEN = 2 * 32 * 8 * 128 * 2                     # 131,072: K and V
 ATTENTION_FLOPS_PER_PAIR = 4 * 32 * 32 * 128                  # QK^T and PV, 2 FLOPs each, per (query, key) pair
 # A decode step reads every weight but the embedding table (one row per token is gathered): 15,009,849,344 bytes.
 DECODE_WEIGHT_BYTES = 2 * (PARAMS - EMBEDDING)
-H100_KV_BLOCKS = math.floor((0.9 * 80e9 - 2 * PARAMS) / (16 * KV_BYTES_PER_TOKEN))   # 55,939,477,504 B / 2 MiB
+H100_MEMORY_BYTES = 81_559 * 2**20   # nvidia-smi's memory.total of an H100 SXM (80 GiB of HBM3, less the firmware's)
+H100_KV_BLOCKS = math.floor((0.9 * H100_MEMORY_BYTES - 2 * PARAMS) / (16 * KV_BYTES_PER_TOKEN))   # 60.908 GB / 2 MiB
 
 
 def prefill_flops(new_tokens, cached_tokens=0, samples=1):
@@ -77,7 +78,7 @@ def prefill_flops(new_tokens, cached_tokens=0, samples=1):
     ("llama8_weights_gb", 2 * PARAMS / 1e9),          # 16.060522496
     ("llama8_step_weight_gb", 2 * (PARAMS - 128_256 * 4096 + 4096) / 1e9),  # 15.009857536: no embedding table
     ("llama8_matmul_weights_b", MATMUL_WEIGHTS / 1e9),   # 6.979321856
-    ("h100_memory_gb", 80),
+    ("h100_memory_gb", 85.520809984),               # 81,559 MiB, what the driver reports
 ])
 def test_inputs_and_sourced_figures(chapter6, key, expected):
     assert chapter6[key] == pytest.approx(expected, rel=1e-9)
@@ -189,9 +190,9 @@ def test_kv_waste_matches_the_vllm_measurements(chapter6):
 
 def test_the_bank_run(chapter6):
     assert chapter6["bank_cache_tokens"] == 2500 * 16 == 40_000
-    # The H100 holds floor(55,939,477,504 / 2,097,152) = 26,674 blocks beside Llama 3.1 8B.
-    assert H100_KV_BLOCKS == 26_674
-    assert chapter6["bank_cache_share_of_h100"] == pytest.approx(2500 / 26_674)
+    # The H100 holds floor(60,908,206,489.6 / 2,097,152) = 29,043 blocks beside Llama 3.1 8B.
+    assert H100_KV_BLOCKS == 29_043
+    assert chapter6["bank_cache_share_of_h100"] == pytest.approx(2500 / 29_043)
     assert chapter6["bank_reserve_fits"] == 40_000 // (1000 + 2048) == 13
     # Paging admits while prompts fit: ceil(1,000 / 16) = 63 blocks each, floor(2,500 / 63) = 39.
     assert chapter6["bank_paged_max_running"] == 2500 // math.ceil(1000 / 16) == 39
@@ -292,11 +293,12 @@ def test_chunked_prefill_at_scale(chapter6):
     ("q1_blocks_16", 82), ("q1_slots_16", 1312), ("q1_empty_16", 12), ("q1_waste_16", 12 / 1312),
     ("q1_empty_reserved", 748), ("q1_waste_reserved", 748 / 2048),
     ("q1_blocks_128", 11), ("q1_empty_128", 108), ("q1_waste_128", 108 / 1408),
-    # 2. 0.9 x 80 GB - 16.060522496 GB = 55.939477504 GB; 2 MiB blocks: 26,674 = 426,784 slots;
-    #    426,784 // 8,192 = 52 reservations; ceil(2,500 / 16) = 157 blocks, 26,674 // 157 = 169 requests.
-    ("q2_utilization", 0.9), ("q2_free_gb", 72 - 16.060522496), ("q2_kv_bytes_per_token", KV_BYTES_PER_TOKEN),
-    ("q2_block_mib", 2), ("q2_blocks", 26_674), ("q2_slots", 426_784), ("q2_reserve_tokens", 8192),
-    ("q2_reserve_fits", 52), ("q2_full_tokens", 2500), ("q2_full_blocks", 157), ("q2_paged_fits", 169),
+    # 2. 0.9 x 85.520809984 GB (81,559 MiB) - 16.060522496 GB = 60.9082064896 GB; 2 MiB blocks: 29,043 =
+    #    464,688 slots; 464,688 // 8,192 = 56 reservations; ceil(2,500 / 16) = 157 blocks, 29,043 // 157 = 184.
+    ("q2_utilization", 0.9), ("q2_free_gb", 0.9 * 85.520809984 - 16.060522496),
+    ("q2_kv_bytes_per_token", KV_BYTES_PER_TOKEN),
+    ("q2_block_mib", 2), ("q2_blocks", 29_043), ("q2_slots", 464_688), ("q2_reserve_tokens", 8192),
+    ("q2_reserve_fits", 56), ("q2_full_tokens", 2500), ("q2_full_blocks", 157), ("q2_paged_fits", 184),
     # 3. 2 x 3,000 x 131,072 B = 786.432 MB -> 12.288 ms at 64 GB/s; prefill of 3,000 tokens:
     #    2 x 6,979,321,856 x 3,000 + 2 x 525,336,576 + 524,288 x 3,000 x 3,001 / 2 = 44,237,064,241,152 FLOPs.
     ("q3_tokens", 3000), ("q3_swap_mb", 786.432), ("q3_swap_ms", 12.288),
