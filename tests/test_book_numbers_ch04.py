@@ -133,10 +133,11 @@ def test_critical_batches(chapter4):
     assert batch_8b(8192) is None
     kv_8k = KV8_PER_TOKEN * 8192                                   # 1,073,741,824 bytes
     assert chapter4["kv_gb_per_sequence_8k"] == pytest.approx(kv_8k / 1e9)
-    fit = (80e9 - 8_030_261_248 * 2) // kv_8k                      # 80 GB minus all BF16 weights
-    assert chapter4["h100_sequences_that_fit"] == fit == 59
-    assert chapter4["h100_memory_gb"] == pytest.approx(80.0)
-    assert chapter4["fit_vs_critical"] == pytest.approx(59 / (989.4 / 3.35), rel=1e-4)
+    h100_bytes = 81_559 * 2**20                                    # nvidia-smi memory.total of an H100 SXM
+    fit = (h100_bytes - 8_030_261_248 * 2) // kv_8k                # its memory minus all BF16 weights
+    assert chapter4["h100_sequences_that_fit"] == fit == 64
+    assert chapter4["h100_memory_gb"] == pytest.approx(85.520809984)
+    assert chapter4["fit_vs_critical"] == pytest.approx(64 / (989.4 / 3.35), rel=1e-4)
 
 
 @pytest.mark.parametrize("key, expected", [
