@@ -257,3 +257,15 @@ def test_bad_replica_settings_say_what_to_do():
     with pytest.raises(TypeError, match="LeastOutstandingTokens"):
         simulate([Request(0, 0.0, 10, 2)], LLAMA_8B, H100, num_instances=2, router="round robin")
     assert math.isfinite(simulate(make_requests(5, 1.0, 10, 3), LLAMA_8B, H100, num_instances=2).summary.duration_s)
+
+
+def test_the_prefill_pool_caches_prefixes_named_by_trace_blocks():
+    # Two prompts of two 512-token trace blocks with the same ids, one second apart: the second
+    # finds the first's blocks in the prefill instance's prefix cache (all but its last engine
+    # block, 1,024 - 16 = 1,008 tokens, which it computes to sample its first token).
+    requests = [Request(index, float(index), 1024, 5, prefix_block_ids=[7, 8], prefix_block_tokens=512)
+                for index in range(2)]
+    result = disaggregated(requests, num_prefill_instances=1, num_decode_instances=1,
+                           cache=CacheConfig(enable_prefix_caching=True))
+    assert [record.num_cached_prompt_tokens for record in result.records] == [0, 1024 - 16]
+    assert result.records[1].ttft_s < result.records[0].ttft_s

@@ -425,7 +425,9 @@ def simulate_disaggregated(requests: Iterable[Request], model: ModelConfig, chip
     # The prefill pool serves stand-ins with one output token: the prompt and the first token.
     proxies = [Request(request.request_id, request.arrived_at_s, request.num_prefill_tokens, 1, max_tokens=1,
                        prompt_token_ids=request.prompt_token_ids, shared_prefix_id=request.shared_prefix_id,
-                       num_shared_prefix_tokens=request.num_shared_prefix_tokens) for request in trace]
+                       num_shared_prefix_tokens=request.num_shared_prefix_tokens,
+                       prefix_block_ids=request.prefix_block_ids, prefix_block_tokens=request.prefix_block_tokens)
+              for request in trace]
     originals = {request.request_id: request for request in trace}
     pools = _Pools(prefill, decode, decode_router, originals, link, layerwise_transfer, model, bytes_per_kv_value)
     loop = EventLoop(prefill + decode, prefill_router, fleet=pools)
