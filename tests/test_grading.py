@@ -249,8 +249,8 @@ def test_points_total_ten(exercise):
 def test_the_intro_names_its_chapter_and_the_chapter_has_that_title(exercise):
     intro = source_of(exercise).cells[0]
     assert intro.metadata.nbgrader.locked and exercise.chapter in intro.source
-    number, title = re.fullmatch(r"Chapter (\d), \*(.+)\*", exercise.chapter).groups()
-    chapter_file = next((REPO / "chapters").glob(f"0{number}_*.md"))
+    number, title = re.fullmatch(r"Chapter (\d+), \*(.+)\*", exercise.chapter).groups()
+    chapter_file = next((REPO / "chapters").glob(f"{int(number):02d}_*.md"))
     assert f"# {number}. {title}\n" in chapter_file.read_text(encoding="utf-8")
 
 

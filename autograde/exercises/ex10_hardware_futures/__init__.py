@@ -1,0 +1,1 @@
+"""Exercise 10: its manifest, checks, hidden cases and expected values (never released, never in a sandbox)."""

@@ -1,0 +1,65 @@
+# Mutant: nothing written yet; every answer raises NotImplementedError, as in the student release.
+# %% replaces: ex10_allreduce_solution
+def allreduce_time_s(message_bytes: float, chips: int, link_bytes_per_s: float, hop_latency_s: float) -> float:
+    """Seconds of a ring all-reduce of message_bytes over chips chips: 2 (chips - 1) hops, each a latency and a share.
+
+    Raises ValueError if chips is not a positive int, a size or rate is not positive, or hop_latency_s < 0.
+    """
+    require_positive_number("message_bytes", message_bytes)
+    require_positive_int("chips", chips)
+    require_positive_number("link_bytes_per_s", link_bytes_per_s)
+    if isinstance(hop_latency_s, bool) or not isinstance(hop_latency_s, (int, float)) or not 0 <= hop_latency_s < math.inf:
+        raise ValueError(f"hop_latency_s must be a finite number of seconds >= 0, got {hop_latency_s!r}.")
+    raise NotImplementedError()
+# %% replaces: ex10_step_solution
+def decode_step_time_s(model: dict, chip: dict, tp: int, batch: int, context_tokens: int) -> float:
+    """Seconds of one decode step of batch sequences of context_tokens tokens on tp chips with tensor parallelism.
+
+    Raises ValueError if tp, batch or context_tokens is not a positive int.
+    """
+    require_positive_int("tp", tp)
+    require_positive_int("batch", batch)
+    require_positive_int("context_tokens", context_tokens)
+    raise NotImplementedError()
+# %% replaces: ex10_tco_solution
+def tco_usd_per_hour(price_usd: float, lifetime_years: float, power_w: float, pue: float, usd_per_kwh: float) -> float:
+    """Dollars per hour of one chip: its price spread over its lifetime, plus the energy it and its cooling draw.
+
+    Raises ValueError if an argument is not positive or pue < 1.
+    """
+    for name, value in (("price_usd", price_usd), ("lifetime_years", lifetime_years), ("power_w", power_w),
+                        ("pue", pue), ("usd_per_kwh", usd_per_kwh)):
+        require_positive_number(name, value)
+    raise NotImplementedError()
+# %% replaces: ex10_per_usd_solution
+def tokens_per_usd(batch: int, step_time_s: float, chips: int, chip_usd_per_hour: float) -> float:
+    """Output tokens per dollar of a deployment of chips chips decoding batch sequences, one token each per step.
+
+    Raises ValueError if an argument is not positive.
+    """
+    require_positive_int("batch", batch)
+    require_positive_number("step_time_s", step_time_s)
+    require_positive_int("chips", chips)
+    require_positive_number("chip_usd_per_hour", chip_usd_per_hour)
+    raise NotImplementedError()
+# %% replaces: ex10_best_solution
+def best_deployment(
+    model: dict,
+    chips: list[dict],
+    context_tokens: int,
+    tpot_limit_s: float,
+    lifetime_years: float,
+    pue: float,
+    usd_per_kwh: float,
+    max_batch: int,
+) -> dict:
+    """The chip, tensor-parallel degree and batch with the most output tokens per dollar that meet the TPOT limit.
+
+    Ties: fewer chips, then the chip listed first. Raises ValueError for bad input or if no deployment meets the limit.
+    """
+    require_positive_int("context_tokens", context_tokens)
+    require_positive_number("tpot_limit_s", tpot_limit_s)
+    require_positive_int("max_batch", max_batch)
+    if not chips:
+        raise ValueError("chips is empty: give at least one chip to choose from.")
+    raise NotImplementedError()

@@ -1,0 +1,18 @@
+# Mutant: adds the memory and compute times instead of taking the longer (no overlap on the roofline).
+# %% replaces: ex10_step_solution
+def decode_step_time_s(model: dict, chip: dict, tp: int, batch: int, context_tokens: int) -> float:
+    """Seconds of one decode step of batch sequences of context_tokens tokens on tp chips with tensor parallelism.
+
+    Raises ValueError if tp, batch or context_tokens is not a positive int.
+    """
+    require_positive_int("tp", tp)
+    require_positive_int("batch", batch)
+    require_positive_int("context_tokens", context_tokens)
+    bytes_per_chip = (model["weight_bytes"] + batch * context_tokens * model["kv_bytes_per_token"]) / tp
+    memory_s = bytes_per_chip / chip["memory_bytes_per_s"]
+    compute_s = batch * model["flops_per_token"] / tp / chip["peak_flops_per_s"]
+    message_bytes = batch * model["d_model"] * model["activation_bytes"]
+    sync_s = 2 * model["num_layers"] * allreduce_time_s(
+        message_bytes, tp, chip["link_bytes_per_s"], chip["hop_latency_s"]
+    )
+    return memory_s + compute_s + sync_s
