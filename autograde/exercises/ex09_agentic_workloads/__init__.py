@@ -1,0 +1,1 @@
+"""Exercise 9: its manifest, checks, hidden cases and expected values (never released, never in a sandbox)."""
