@@ -26,6 +26,7 @@ from infer_lib.hardware import Chip, get_chip, get_link
 from infer_lib.models import ModelConfig
 from infer_lib.roofline import estimate_decode_step
 from infer_lib.accounting import kv_cache_bytes, weight_bytes
+from infer_lib.published import DataPoint
 from infer_lib.units import GB, MB, PETA, TB, TERA
 
 
@@ -225,6 +226,23 @@ V100 = Chip(name="V100", dense_flops_per_s={"bf16": 125 * TERA}, memory_bytes=16
 
 #: The GPUs of the trend, with the year each shipped: V100 and the catalogue's NVIDIA parts.
 TREND_CHIPS = ((2017, V100), (2020, get_chip("A100 80GB")), (2022, get_chip("H100 SXM")), (2024, get_chip("B200")))
+
+
+_MA_PATTERSON = ("Ma and Patterson, IEEE Computer 2026 (arXiv 2601.05047), read in a full-text copy of the "
+                 "paper body, not the arXiv page itself")
+
+#: What Ma and Patterson report for 2012-2022 (NVIDIA GPUs, 64-bit FLOP/s): the catalogue has neither
+#: FP64 peaks nor 2012 parts, so the book cannot recompute these two and says so.
+MA_PATTERSON_FLOPS_GROWTH = DataPoint("NVIDIA GPU 64-bit FLOP/s growth, 2012 to 2022", 80.0, "x", "2026",
+                                      _MA_PATTERSON, "mapatterson2026")
+MA_PATTERSON_BANDWIDTH_GROWTH = DataPoint("NVIDIA GPU memory bandwidth growth, 2012 to 2022", 17.0, "x", "2026",
+                                          _MA_PATTERSON, "mapatterson2026")
+MA_PATTERSON_HBM_PRICE_GROWTH = DataPoint("HBM price per GB and per GB/s, per stack, 2023 to 2025", 1.35, "x",
+                                          "2026", _MA_PATTERSON, "mapatterson2026")
+#: Davies, Crago, Sankaralingam and Kozyrakis (arXiv 2507.14397): exposed synchronisation latency of a
+#: collective "must be around 1us else they make the memory bandwidth ineffective".
+DAVIES_SYNC_LATENCY_S = DataPoint("exposed synchronisation latency a collective must stay near", 1e-6, "s", "2025",
+                                  "Davies et al., arXiv 2507.14397, abstract", "davies2025efficient")
 
 
 def flops_and_bandwidth_growth(before: Chip, after: Chip, dtype: str = "bf16") -> tuple[float, float]:

@@ -171,7 +171,7 @@ MEMORIES: dict[str, MemoryTechnology] = {
             "", "the memory of graphics cards: fast per pin, few gigabytes per chip"),
         MemoryTechnology(
             "HBF", "flash", "one stack (as claimed)",
-            512 * GB, "secondary", 1638 * GB, "secondary",
+            512 * GB, "vendor claim", 1638 * GB, "vendor claim",
             ASSUMED_HBM_USD_PER_GB * 64 / 512, "vendor claim", ASSUMED_FLASH_PJ_PER_BIT, "assumption",
             HBF_CLAIM_SOURCE + "; 512 GB and 1,638 GB/s per stack from Ma and Patterson's Table 3, read only "
             "in a secondary copy", "sandiskhbf2025",

@@ -100,3 +100,15 @@ def test_v100_to_b200_flops_grew_18x_bandwidth_8_9x():
     assert bandwidth == pytest.approx(8 / 0.9)            # 8.89
     years = [year for year, _ in TREND_CHIPS]
     assert years == sorted(years) and years[0] == 2017
+
+
+def test_published_growth_figures_match_the_fact_sheet():
+    from infer_lib.chip_systems import (
+        DAVIES_SYNC_LATENCY_S,
+        MA_PATTERSON_BANDWIDTH_GROWTH,
+        MA_PATTERSON_FLOPS_GROWTH,
+        MA_PATTERSON_HBM_PRICE_GROWTH,
+    )
+    assert (MA_PATTERSON_FLOPS_GROWTH.value, MA_PATTERSON_BANDWIDTH_GROWTH.value) == (80.0, 17.0)
+    assert MA_PATTERSON_HBM_PRICE_GROWTH.value == 1.35
+    assert DAVIES_SYNC_LATENCY_S.value == 1e-6 and DAVIES_SYNC_LATENCY_S.bibkey == "davies2025efficient"

@@ -49,7 +49,7 @@ def test_hbf_claim_is_sandisks_8_to_16x_and_the_stack_is_8x_an_hbm4_stack():
     assert HBF_CAPACITY_MULTIPLE_CLAIM == (8.0, 16.0)
     hbf, hbm4 = get_memory("HBF"), get_memory("HBM4")
     assert hbf.capacity_bytes / hbm4.capacity_bytes == 8.0          # 512 GB / 64 GB
-    assert hbf.cost_status == "vendor claim"
+    assert hbf.cost_status == hbf.capacity_status == hbf.bandwidth_status == "vendor claim"
     assert hbf.usd_per_gb == pytest.approx(hbm4.usd_per_gb / 8)     # same price for 8x the bytes
     assert hbf.bytes_per_s == pytest.approx(1638e9)
 

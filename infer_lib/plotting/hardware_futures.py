@@ -18,6 +18,9 @@ from infer_lib.plotting.style import DECODE_COLOR, LINE_COLORS, OKABE_ITO, PALE_
 
 #: Marker of each status, so a reader sees at a glance which figures are vendor claims or assumptions.
 STATUS_MARKERS = {"verified": "o", "secondary": "o", "derived": "s", "vendor claim": "D", "assumption": "^"}
+#: Colour of each status: read in a source blue, derived green, a vendor's claim vermillion, assumed grey.
+STATUS_COLORS = {"verified": OKABE_ITO["blue"], "secondary": OKABE_ITO["blue"], "derived": OKABE_ITO["bluish_green"],
+                 "vendor claim": OKABE_ITO["vermillion"], "assumption": "0.6"}
 
 
 def draw_memory_map(ax: Axes, names: Sequence[str], capacity_bytes: Sequence[float],
@@ -32,11 +35,10 @@ def draw_memory_map(ax: Axes, names: Sequence[str], capacity_bytes: Sequence[flo
         raise ValueError("names, capacity_bytes, bytes_per_s and statuses must have one entry each per memory.")
     offsets = label_offsets or {}
     shown = set()
-    for k, (name, cap, bw, status) in enumerate(zip(names, capacity_bytes, bytes_per_s, statuses)):
+    for name, cap, bw, status in zip(names, capacity_bytes, bytes_per_s, statuses):
         if status not in STATUS_MARKERS:
             raise ValueError(f"unknown status {status!r}; allowed: {', '.join(STATUS_MARKERS)}.")
-        color = LINE_COLORS[k % len(LINE_COLORS)]
-        ax.scatter(cap / 1e9, bw / 1e9, s=55, marker=STATUS_MARKERS[status], color=color, zorder=3,
+        ax.scatter(cap / 1e9, bw / 1e9, s=55, marker=STATUS_MARKERS[status], color=STATUS_COLORS[status], zorder=3,
                    edgecolor="black", linewidth=0.6, label=status if status not in shown else None)
         shown.add(status)
         ax.annotate(name, (cap / 1e9, bw / 1e9), xytext=offsets.get(name, (6, 4)), textcoords="offset points",
@@ -44,7 +46,7 @@ def draw_memory_map(ax: Axes, names: Sequence[str], capacity_bytes: Sequence[flo
     ax.set_xscale("log")
     ax.set_yscale("log")
     label_axes(ax, title="", x_label="capacity per device (GB)", y_label="bandwidth per device (GB/s)")
-    ax.legend(loc="lower right", fontsize=10, title="least certain figure", title_fontsize=10)
+    ax.legend(loc="upper right", fontsize=10, title="least certain figure", title_fontsize=10)
 
 
 def draw_time_breakdown(ax: Axes, labels: Sequence[str], segments_ms: dict[str, Sequence[float]], *,
@@ -85,14 +87,14 @@ def draw_heterogeneous_serving(ax: Axes, *, gpu_label: str, sram_label: str, lin
     ax.set_xlim(0, 10)
     ax.set_ylim(0, 6)
     ax.set_axis_off()
-    draw_box(ax, (2.4, 3.2), gpu_label, color=PALE_TINTS["blue"], size=(3.6, 3.4), gid="gpu", fontsize=10)
-    draw_box(ax, (7.6, 3.2), sram_label, color=PALE_TINTS["orange"], size=(3.6, 3.4), gid="sram",
+    draw_box(ax, (2.1, 3.2), gpu_label, color=PALE_TINTS["blue"], size=(3.4, 3.4), gid="gpu", fontsize=10)
+    draw_box(ax, (7.9, 3.2), sram_label, color=PALE_TINTS["orange"], size=(3.4, 3.4), gid="sram",
                     fontsize=10)
-    ax.text(2.4, 5.45, "GPU (HBM)", ha="center", fontsize=11, fontweight="bold", color=DECODE_COLOR)
-    ax.text(7.6, 5.45, "SRAM chips", ha="center", fontsize=11, fontweight="bold", color=OKABE_ITO["vermillion"])
+    ax.text(2.1, 5.45, "GPU (HBM)", ha="center", fontsize=11, fontweight="bold", color=DECODE_COLOR)
+    ax.text(7.9, 5.45, "SRAM chips", ha="center", fontsize=11, fontweight="bold", color=OKABE_ITO["vermillion"])
     draw_arrow(ax, (4.3, 3.8), (5.7, 3.8), head_scale=12, color=SCHEMATIC_LINE_COLOR)
     draw_arrow(ax, (5.7, 2.6), (4.3, 2.6), head_scale=12, color=SCHEMATIC_LINE_COLOR)
-    ax.text(5.0, 4.0, "activations", ha="center", va="bottom", fontsize=10)
+    ax.text(5.0, 4.0, "to FFN", ha="center", va="bottom", fontsize=10)
     ax.text(5.0, 2.4, "back", ha="center", va="top", fontsize=10)
     ax.text(5.0, 0.6, link_label, ha="center", va="center", fontsize=10, color="0.25")
 
@@ -121,4 +123,5 @@ def draw_relative_metrics(ax: Axes, names: Sequence[str], metrics: dict[str, Seq
     label_axes(ax, title="", x_label=f"relative to {reference}", y_label="")
     ax.grid(axis="y", visible=False)
     ax.set_xlim(0, 1.3 * max(max(v[c] / v[ref] for c in range(num_chips)) for v in metrics.values()))
-    ax.legend(loc="lower right", fontsize=10, framealpha=0.9)
+    ax.legend(loc="upper center", bbox_to_anchor=(0.45, -0.16), ncol=len(names), fontsize=10, frameon=False,
+              handlelength=1.2, columnspacing=0.8)
