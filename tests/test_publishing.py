@@ -303,7 +303,7 @@ def test_how_to_use_shows_the_real_clone_command() -> None:
 def test_exercises_page_offers_every_release() -> None:
     links = hrefs(page("book/exercises.html"))
     offered = sorted({m.group(1) for link in links if (m := re.search(r"_downloads/exercises/(\w+)\.ipynb$", link))})
-    assert len(EXERCISES) == 8 and offered == EXERCISES, f"exercises page offers {offered}, expected {EXERCISES}"
+    assert len(EXERCISES) == 10 and offered == EXERCISES, f"exercises page offers {offered}, expected {EXERCISES}"
     owner, name = owner_and_name()
     for exercise in EXERCISES:
         notebook = read_notebook(SITE / "_downloads" / "exercises" / f"{exercise}.ipynb")
