@@ -205,12 +205,12 @@ def draw_recompute_reload(ax: Axes, context_tokens: Sequence[float], recompute_s
 
 
 def draw_compared_values(ax: Axes, labels: Sequence[str], values_by_source: dict[str, Sequence[float]], *,
-                         x_label: str, log_x: bool = True, title: str = "") -> None:
+                         x_label: str, log_x: bool = True, title: str = "", legend_loc: str = "best") -> None:
     """Draw one row per label with one marker per source (source -> one value per label), to compare sources.
 
     The first label is on top; each source has its own marker and colour, and each
     marker's value is written beside the first source's marker. Values must be > 0 on
-    a log axis. Introduced in ch-agentic-workloads.
+    a log axis. ``legend_loc`` places the legend (matplotlib's names). Introduced in ch-agentic-workloads.
     """
     if not labels or not values_by_source:
         raise ValueError("need at least one label and one source -> values.")
@@ -237,4 +237,4 @@ def draw_compared_values(ax: Axes, labels: Sequence[str], values_by_source: dict
     ax.grid(True, axis="x", alpha=0.3)
     if title:
         ax.set_title(title)
-    ax.legend(loc="lower right", fontsize=MIN_FONT_SIZE, frameon=True, framealpha=0.9)
+    ax.legend(loc=legend_loc, fontsize=MIN_FONT_SIZE, frameon=True, framealpha=0.9)
