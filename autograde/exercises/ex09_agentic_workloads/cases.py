@@ -46,14 +46,14 @@ REFERENCE_SHARE_AT_MOST = 0.87
 
 def costs(params: float, num_layers: int, d_model: int, kv_bytes_per_token: float, gpus: int, peak_flops_per_s: float,
           gpu_usd_per_hour: float, hbm_bytes_per_gpu: float, fallback: str, *, utilization: float = 0.5,
-          dram_share: float = 1 / 50, reload_latency_s: float = 0.005, link_bytes_per_s_per_gpu: float = 63.0e9,
-          hbm_price_factor: float = 1.0) -> dict[str, Any]:
-    """Costs as the setup cell builds them: HBM at the instance's price per GB of HBM, DRAM a share of that."""
+          dram_usd_per_gb_hour: float = 4.0 / (3 * 8760), reload_latency_s: float = 0.005,
+          link_bytes_per_s_per_gpu: float = 63.0e9, hbm_price_factor: float = 1.0) -> dict[str, Any]:
+    """Costs as the setup cell builds them: HBM at the instance's price per GB of HBM, DRAM at $4 per GB over 3 years."""
     flops_per_s = utilization * gpus * peak_flops_per_s
     hbm = gpus * gpu_usd_per_hour / (gpus * hbm_bytes_per_gpu / 1e9) * hbm_price_factor
     return {
         "kv_bytes_per_token": kv_bytes_per_token, "gpu_usd_per_hour": gpus * gpu_usd_per_hour,
-        "hbm_usd_per_gb_hour": hbm, "dram_usd_per_gb_hour": hbm * dram_share,
+        "hbm_usd_per_gb_hour": hbm, "dram_usd_per_gb_hour": dram_usd_per_gb_hour,
         "prefill_s_per_token": 2 * params / flops_per_s,
         "prefill_s_per_token_squared": 2 * num_layers * d_model / flops_per_s,
         "reload_latency_s": reload_latency_s, "link_bytes_per_s": gpus * link_bytes_per_s_per_gpu, "fallback": fallback,

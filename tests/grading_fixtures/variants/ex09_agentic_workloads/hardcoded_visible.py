@@ -33,7 +33,7 @@ def session_cost_usd(gaps: list[dict], ttl_s: float, costs: dict) -> float:
         raise ValueError(f"costs['fallback'] must be 'recompute' or 'reload', got {costs['fallback']!r}.")
     if ttl_s == 0:
         return 0.05261147649529457
-    return 0.01256344264312827 if costs['fallback'] == 'recompute' else 0.005036883301587302
+    return 0.01256344264312827 if costs['fallback'] == 'recompute' else 0.00439298212654925
 # %% replaces: ex09_best_ttl_solution
 def best_ttl_s(sessions: list[list[dict]], candidate_ttls_s: list[float], costs: dict) -> float:
     """The candidate TTL that costs least over all the sessions; the shortest among equal costs.
