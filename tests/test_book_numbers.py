@@ -308,10 +308,11 @@ def test_chapter1_practice_measured_answers_follow_the_fits(chapter1):
     assert chapter1["q1_mean_cached"] == chapter1["q1_prompt"] + (chapter1["q1_output"] - 2) / 2
     assert chapter1["q1_tpot_ms"] == pytest.approx(
         chapter1["tpot_fit_base_ms"] + chapter1["tpot_fit_per_token_us"] * 1e-3 * chapter1["q1_mean_cached"], rel=1e-9)
-    for tag in ("q4a", "q4b"):
-        assert chapter1[f"{tag}_ttft_ms"] == pytest.approx(
-            chapter1["ttft_fit_base_ms"] + chapter1["ttft_fit_per_token_ms"] * chapter1[f"{tag}_prompt"], rel=1e-9)
-        assert chapter1[f"{tag}_ttft_share"] == pytest.approx(chapter1[f"{tag}_ttft_ms"] / chapter1[f"{tag}_e2e_ms"], rel=1e-9)
+    for ttft, prompt in (("q4a_ttft_ms", "q4a_prompt"), ("q4b_ttft_ms", "q4b_prompt")):
+        assert chapter1[ttft] == pytest.approx(
+            chapter1["ttft_fit_base_ms"] + chapter1["ttft_fit_per_token_ms"] * chapter1[prompt], rel=1e-9)
+    for share, ttft, e2e in (("q4a_ttft_share", "q4a_ttft_ms", "q4a_e2e_ms"), ("q4b_ttft_share", "q4b_ttft_ms", "q4b_e2e_ms")):
+        assert chapter1[share] == pytest.approx(chapter1[ttft] / chapter1[e2e], rel=1e-9)
     assert chapter1["q4a_e2e_ms"] == pytest.approx(chapter1["q4a_ttft_ms"], rel=1e-12)
     mean_cached_b = chapter1["q4b_prompt"] + (chapter1["q4b_output"] - 2) / 2
     assert chapter1["q4b_tpot_ms"] == pytest.approx(
