@@ -56,10 +56,11 @@ PARAM_PART_LABELS = {
     "lm_head": "LM head",
 }
 
-#: Matplotlib settings for the book's figures: text large enough to read when a 6-inch
-#: figure is shrunk to a 390-pixel phone screen (pass to ``plt.rcParams.update``).
-READABLE_RC_PARAMS = {"font.size": 11, "axes.titlesize": 11, "axes.labelsize": 11, "xtick.labelsize": 10,
-                      "ytick.labelsize": 10, "legend.fontsize": 10, "figure.dpi": 100}
+#: Matplotlib settings for the book's figures (``setup_book_figures`` applies them): on a
+#: 390-pixel phone a figure up to about 6 inches wide shows its 11-point tick labels at 9 CSS
+#: pixels or more (11 x 100 / 72 = 15.3 pixels, times 358 / 600 of the width it is shown at).
+READABLE_RC_PARAMS = {"font.size": 12, "axes.titlesize": 12, "axes.labelsize": 12, "xtick.labelsize": 11,
+                      "ytick.labelsize": 11, "legend.fontsize": 11, "figure.dpi": 100}
 
 
 def label_axes(ax: Axes, *, title: str, x_label: str, y_label: str, grid: bool = True) -> None:
