@@ -124,6 +124,7 @@ def test_high_bandwidth_flash(chapter10):
     assert chapter10["hbf_405b_hbm4_stacks"] == math.ceil(weights_405b / 64e9) == 13
     assert chapter10["hbf_405b_hbf_stacks"] == math.ceil(weights_405b / 512e9) == 2
     assert chapter10["hbf_weekly_years"] == pytest.approx(3000 / 52)
+    assert chapter10["hbf_over_hbm4"] == pytest.approx(512 / 64)
 
 
 def near_memory_s(units, weights=2 * (MATMUL_70B + LM_HEAD_70B + NORMS_70B + 8192)):
@@ -159,6 +160,7 @@ def test_3d_stacking(chapter10):
     assert chapter10["stack_hbm_w"] == pytest.approx(8e12 * 8 * 4e-12)       # 256 W
     assert chapter10["stack_3d_w"] == pytest.approx(8e12 * 8 * 0.5e-12)      # 32 W
     assert chapter10["stack_hbm_share_tdp"] == pytest.approx(256 / 1000)
+    assert chapter10["stack_b200_w"] == 1000
 
 
 @pytest.mark.parametrize("hop_us", [1, 5, 20])
