@@ -370,6 +370,16 @@ def test_retention_policies_order_as_they_must(chapter9):
     assert chapter9["ret_num_steps"] > 10 * chapter9["ret_num_sessions"]
 
 
+def test_a_host_tier_in_the_simulator(chapter9):
+    assert chapter9["sim_hbm_gb"] == pytest.approx(16_000 * 16 * KV_8B / 1e9)             # 33.6 GB of HBM for KV
+    assert chapter9["sim_reload_gb"] == pytest.approx(chapter9["sim_blocks_reloaded"] * 16 * KV_8B / 1e9)
+    assert chapter9["sim_blocks_reloaded"] > 1000
+    assert chapter9["sim_tier_mean_ms"] < 0.9 * chapter9["sim_hbm_mean_ms"]      # the tier's reloads beat recomputes
+    assert chapter9["sim_tier_median_ms"] == pytest.approx(chapter9["sim_hbm_median_ms"], rel=0.02)
+    assert chapter9["sim_tier_median_ms"] < chapter9["sim_tier_mean_ms"]          # a few long calls lift the mean
+    assert 100 < chapter9["sim_num_requests"] < 1000
+
+
 def test_the_return_predictor_beats_chance(chapter9):
     assert chapter9["pred_base_rate"] < chapter9["pred_precision"] <= 1
     assert 0.3 < chapter9["pred_recall"] <= 1
