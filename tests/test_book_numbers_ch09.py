@@ -355,6 +355,7 @@ def test_retention_policies_order_as_they_must(chapter9):
     # The predicted policy holds at least the window, at most window + extension.
     assert chapter9["ret_ttl5_hbm"] <= chapter9["ret_pred_hbm"] <= 1
     assert chapter9["ret_ttl5_usd"] <= chapter9["ret_pred_usd"]
+    assert chapter9["ret_pred_usd"] >= 0.95 * chapter9["ret_ttl10_usd"]   # "no better than a plain ten-minute TTL"
     assert chapter9["ret_pred_added_ms"] <= chapter9["ret_ttl5_added_ms"]
     assert chapter9["ret_pred_lower"] <= chapter9["ret_ttl5_lower"]
     assert chapter9["ret_pred_recomputed"] <= chapter9["ret_ttl5drop_recomputed"]
