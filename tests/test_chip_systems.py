@@ -1,4 +1,4 @@
-"""Chips as memory systems: profiles against the fact sheet, chip counts, all-reduces and tensor-parallel decode by hand."""
+"""Chips as memory systems: profiles against the fact sheet, chip counts, all-reduces and decode by hand."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""Memory technologies: per-stack HBM bandwidth from the interface, each figure's status, sourced values against the fact sheet."""
+"""Memory technologies: HBM bandwidth per stack from its interface, each figure's status, sourced values checked."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""infer_lib.plotting.hardware_futures draws what it is given: one point per memory, one bar per part, one group per metric."""
+"""infer_lib.plotting.hardware_futures draws what it is given: a point per memory, a bar per part, a group per metric."""
 
 import matplotlib
 
