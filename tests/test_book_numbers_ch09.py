@@ -283,6 +283,16 @@ def test_mooncake_hit_rate_against_time_to_live(chapter9, trace, seconds, key):
     assert chapter9[key] == pytest.approx(ttl(block_lists, times_s, seconds), rel=1e-12)
 
 
+def test_what_the_text_says_of_the_curves(chapter9):
+    # Conversations reach about half their reuse after two minutes and nearly all of it by half an hour.
+    assert 0.4 < chapter9["ttl_mooncake_120s"] / chapter9["mc_unbounded_hit_rate"] < 0.6
+    assert chapter9["ttl_mooncake_1800s"] > 0.95 * chapter9["mc_unbounded_hit_rate"]
+    # A terabyte of DeepSeek-V3's latent cache holds most of what the trace can reuse.
+    assert chapter9["mc_1tb_dsv3"] > 0.8 * chapter9["mc_unbounded_hit_rate"]
+    # An agent's one-minute TTL already serves most of its prefix.
+    assert chapter9["ttl_agent_60s"] > 0.8
+
+
 def test_the_library_replay_matches_this_files(chapter9, trace):
     block_lists, times_s, _ = trace
     assert chapter9["check_lru_1000"] == pytest.approx(lru(block_lists, 1000), rel=1e-12)
