@@ -17,6 +17,15 @@ H100_PEAK, H100_BW = 989.4e12, 3.35e12
 H100_FP8_PEAK = 1978.9e12
 H200_BW = 4.8e12
 B200_FP8_PEAK, B200_BW = 4500e12, 8e12
+B200_PEAK = 2250e12
+A100_PEAK, A100_BW = 312e12, 2.039e12
+H100_RIDGE = H100_PEAK / H100_BW
+# The podcast's LPDDR card: 546 GB/s as quoted, which a 512-bit LPDDR5X interface gives at JEDEC's top rate of
+# 8533 MT/s (512 bits x 8533e6 / 8 bits per byte); the podcast's shares of bandwidth used (transcript): 50%
+# unoptimised, 70% optimised, "90% or more" for the card. A streaming read on an A100 80GB SXM: 1.80 TB/s
+# (NVIDIA developer forum, with Nsight Compute).
+CARD_BW = 512 * 8533e6 / 8
+A100_MEASURED_BW = 1.80e12
 
 # Llama 3.1 8B and 70B (config.json): L, D, H, K, Hd, F, V.
 L8, D8, H8, K8, HD, F8, V = 32, 4096, 32, 8, 128, 14_336, 128_256
@@ -185,6 +194,95 @@ def test_calculator_spread(chapter4):
     assert chapter4["calc_prefill_spread"] == pytest.approx(pessimistic / optimistic, rel=1e-4)
 
 
+def moe_routed_intensity(batch, experts, per_token, expert_params_per_matmul_weight=1.0):
+    """BF16 intensity of an MoE layer's routed experts under random routing, by hand: 2Bk FLOPs per expert
+    weight over the expected experts read, 2 bytes each (times the share of an expert's parameters that are
+    matmul weights, below 1 where it has biases)."""
+    experts_read = experts * (1 - (1 - per_token / experts) ** batch)
+    return 2 * batch * per_token * expert_params_per_matmul_weight / (2 * experts_read)
+
+
+def moe_critical(experts, per_token, share=1.0):
+    batch = 1
+    while moe_routed_intensity(batch, experts, per_token, share) < H100_RIDGE:
+        batch += 1
+    return batch
+
+
+# DeepSeek-V3 (config.json): 256 routed experts, 8 per token, D = 7,168, expert width 2,048, no biases.
+# gpt-oss-120b (config.json): 128 experts, 4 per token, D = 2,880, expert width 2,880, with biases (2F + D).
+DS_E, DS_K = 256, 8
+OSS_E, OSS_K, OSS_D = 128, 4, 2880
+OSS_SHARE = 3 * OSS_D * OSS_D / (3 * OSS_D * OSS_D + 2 * OSS_D + OSS_D)
+
+
+@pytest.mark.parametrize("key, expected", [
+    ("podcast_used_unoptimised", 50), ("podcast_used_optimised", 70), ("podcast_card_used", 90),
+    ("a100_measured_tb_s", 1.80), ("a100_datasheet_tb_s", 2.039), ("a100_measured_share", 1.80 / 2.039),
+    ("card_gb_s", 546.112), ("card_bus_bits", 512), ("card_mt_s", 8533),
+    ("decode_gb", DECODE_8B_BYTES / 1e9),
+    ("decode_ms_h100_70", 1e3 * DECODE_8B_BYTES / (0.7 * H100_BW)),
+    ("decode_ms_h100_50", 1e3 * DECODE_8B_BYTES / (0.5 * H100_BW)),
+    ("decode_ms_card_90", 1e3 * DECODE_8B_BYTES / (0.9 * CARD_BW)),
+    ("card_90_gb_s", 0.9 * CARD_BW / 1e9),
+    ("h100_50_over_card_90", 0.5 * H100_BW / (0.9 * CARD_BW)),
+    ("h100_share_as_slow_as_card", 0.9 * CARD_BW / H100_BW),
+])
+def test_achieved_bandwidth(chapter4, key, expected):
+    assert chapter4[key] == pytest.approx(expected, rel=1e-4)
+
+
+@pytest.mark.parametrize("key, expected", [
+    ("moe_ds_experts", DS_E), ("moe_ds_k", DS_K), ("moe_ds_split", 32), ("moe_oss_experts", OSS_E), ("moe_oss_k", OSS_K),
+    ("moe_ds_b1024", moe_routed_intensity(1024, DS_E, DS_K)),
+    ("moe_ds_b64", moe_routed_intensity(64, DS_E, DS_K)),
+    ("moe_ds_read_b64", DS_E * (1 - (1 - DS_K / DS_E) ** 64)),
+    ("moe_ds_critical", moe_critical(DS_E, DS_K)),
+    ("moe_ds_critical_vs_dense", moe_critical(DS_E, DS_K) / H100_RIDGE),
+])
+def test_moe_intensity(chapter4, key, expected):
+    assert chapter4[key] == pytest.approx(expected, rel=1e-6)
+
+
+def test_moe_critical_batch_is_e_over_k_times_the_dense_one():
+    # Once every expert is read the intensity is Bk/E: the ridge at B = ridge x E/k, give or take one sequence.
+    assert abs(moe_critical(DS_E, DS_K) - H100_RIDGE * DS_E / DS_K) < 1
+
+
+Q7_FIXED_BYTES = (L70 * (attention_params(D70, H70, K70) + ffn_params(D70, F70))   # FP8: one byte per parameter
+                  + (2 * L70 + 1) * D70 + V * D70)
+Q7_BYTES = Q7_FIXED_BYTES + D70 + KV70_PER_TOKEN / 2 * 1025      # embedding row; FP8 KV read for 1,024 + written for 1
+
+
+@pytest.mark.parametrize("key, expected", [
+    ("q1_weight_mb", 2 * F70 * D70 / 1e6), ("q1_activation_mb", 2 * 32 * (F70 + D70) / 1e6),
+    ("q1_gflop", 2 * 32 * F70 * D70 / 1e9),
+    ("q2_fp8_pflops", 4.5), ("q2_b200_tb_s", 8.0), ("q2_all_kv_gb", 282 * KV70_PER_TOKEN / 2 * 8192 / 1e9),
+    ("q4_context", 2048), ("q4_decode_gb", decode_8b(1, 2048)[1] / 1e9),
+    ("q4_prefill_tflop", PREFILL_8B_FLOPS / 1e12),
+    ("q6_tflop", 2), ("q6_gb", 10), ("q6_intensity", 200),
+    ("q6_a100_tflops", 312), ("q6_a100_tb_s", 2.039), ("q6_a100_compute_ms", 2e3 / 312),
+    ("q6_a100_memory_ms", 10e3 / 2039), ("q6_a100_ms", 2e3 / 312),
+    ("q6_h100_tflops", 989.4), ("q6_h100_tb_s", 3.35), ("q6_h100_compute_ms", 2e3 / 989.4),
+    ("q6_h100_memory_ms", 10 / 3.35), ("q6_h100_ms", 10 / 3.35),
+    ("q6_b200_tflops", 2250), ("q6_b200_tb_s", 8), ("q6_b200_compute_ms", 2e3 / 2250),
+    ("q6_b200_memory_ms", 1.25), ("q6_b200_ms", 1.25),
+    ("q7_context", 1024), ("q7_gb", Q7_BYTES / 1e9),
+    ("q7_datasheet_ms", 1e3 * Q7_BYTES / H200_BW), ("q7_datasheet_tok_s", H200_BW / Q7_BYTES),
+    ("q7_measured_ms", 1e3 * Q7_BYTES / (A100_MEASURED_BW / A100_BW * H200_BW)),
+    ("q7_measured_tok_s", A100_MEASURED_BW / A100_BW * H200_BW / Q7_BYTES),
+    ("q7_unoptimised_ms", 1e3 * Q7_BYTES / (0.5 * H200_BW)), ("q7_unoptimised_tok_s", 0.5 * H200_BW / Q7_BYTES),
+    ("q7_card_ms", 1e3 * Q7_BYTES / (0.9 * CARD_BW)),
+    ("q8_batch", 64), ("q8_tokens_per_expert", 2.0), ("q8_miss", (1 - 4 / 128) ** 64),
+    ("q8_read", 128 * (1 - (1 - 4 / 128) ** 64)),
+    ("q8_intensity", moe_routed_intensity(64, OSS_E, OSS_K, OSS_SHARE)),
+    ("q8_dense_intensity", 64), ("q8_estimate", H100_RIDGE * 32),
+    ("q8_critical", moe_critical(OSS_E, OSS_K, OSS_SHARE)),
+])
+def test_new_practice_answers(chapter4, key, expected):
+    assert chapter4[key] == pytest.approx(expected, rel=1e-4)
+
+
 @pytest.mark.parametrize("key, expected", [
     ("q1_tokens", 32), ("q1_ffn", 28_672), ("q1_d", 8192),
     ("q1_weights_only", 32.0),
@@ -194,11 +292,11 @@ def test_calculator_spread(chapter4):
     ("q2_weights_gb", W70_PARAMS / 1e9),                        # FP8: one byte per parameter
     ("q2_kv_gb", KV70_PER_TOKEN / 2 * 8192 / 1e9),              # FP8 KV: 163,840 bytes per token
     ("q2_total_gb", (W70_PARAMS + 282 * KV70_PER_TOKEN / 2 * 8192) / 1e9),
-    ("q2_b200_gb", 180.0), ("q2_chips", 3),
+    ("q2_b200_gb", 183_359 * 2**20 / 1e9), ("q2_chips", 3),      # nvidia-smi memory.total of a B200: 183,359 MiB
     ("q3_short_context", 1024),
     ("q4_ridge_h200", 206.125), ("q4_h200_bw", 4.8),
-    ("q4_decode_h100_ms", 1e3 * DECODE_8B_BYTES / H100_BW),
-    ("q4_decode_h200_ms", 1e3 * DECODE_8B_BYTES / H200_BW),
+    ("q4_decode_h100_ms", 1e3 * decode_8b(1, 2048)[1] / H100_BW),
+    ("q4_decode_h200_ms", 1e3 * decode_8b(1, 2048)[1] / H200_BW),
     ("q4_prefill_h100_ms", 1e3 * PREFILL_8B_FLOPS / H100_PEAK),
     ("q4_prefill_h200_ms", 1e3 * PREFILL_8B_FLOPS / H100_PEAK),  # same arithmetic, compute-bound
     ("q5_bf16", 16.0), ("q5_fp8", 32.0), ("q5_bf16_b256", 16.0),

@@ -34,11 +34,11 @@ THROUGHPUT_LABEL = "throughput (tokens/s per GPU)"
 
 def draw_lines_vs_x(ax: Axes, x: np.ndarray | list[float], lines: dict[str, list[float] | np.ndarray], *,
                     x_label: str, y_label: str, title: str = "", log_x: bool = False, log_y: bool = False,
-                    markers: bool = True, token_ticks: bool = False) -> None:
+                    markers: bool = True, token_ticks: bool = False, legend_fontsize: float = 9.0) -> None:
     """Draw one line per entry of ``lines`` (label -> y values over ``x``), in LINE_COLORS order.
 
-    ``token_ticks`` puts a tick at every x, labelled as a token count ("512", "4K").
-    Introduced in ch-kv-cache.
+    ``token_ticks`` puts a tick at every x, labelled as a token count ("512", "4K");
+    ``legend_fontsize`` (points) sets the legend's text. Introduced in ch-kv-cache.
     """
     x = np.asarray(x, dtype=float)
     if not lines:
@@ -58,7 +58,7 @@ def draw_lines_vs_x(ax: Axes, x: np.ndarray | list[float], lines: dict[str, list
         ax.set_xticks(x, [token_count_label(int(t)) for t in x])
         ax.xaxis.set_minor_locator(NullLocator())
     label_axes(ax, title=title, x_label=x_label, y_label=y_label)
-    ax.legend(fontsize=9, frameon=False)
+    ax.legend(fontsize=legend_fontsize, frameon=False)
 
 
 def draw_horizontal_bars(ax: Axes, labels: list[str], values: list[float] | np.ndarray, *, x_label: str,
@@ -134,7 +134,7 @@ def draw_cdf(ax: Axes, samples: dict[str, Sequence[float]], *, x_label: str, log
         ax.set_xscale("log")
     ax.set_ylim(0, 1.02)
     label_axes(ax, title=title, x_label=x_label, y_label="share of requests")
-    ax.legend(loc="lower right", fontsize=9, frameon=False)
+    ax.legend(loc="lower right", fontsize=10, frameon=False)
 
 
 def draw_tradeoff_curves(ax: Axes, batch_sizes: Sequence[int],

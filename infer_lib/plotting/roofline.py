@@ -68,12 +68,12 @@ def draw_roofline(ax: Axes, peak_flops_per_s: float, memory_bytes_per_s: float, 
     ax.set_yscale("log")
     if label_regions:
         peak_y = peak_flops_per_s / scale
-        ax.text(high / 1.5, peak_y / 1.5, f"peak {peak_y:,.0f} {flops_unit}", ha="right", va="top", fontsize=9)
+        ax.text(high / 1.5, peak_y / 1.5, f"peak {peak_y:,.0f} {flops_unit}", ha="right", va="top", fontsize=10)
         bandwidth_text = (f"{memory_bytes_per_s / 1e12:.2f} TB/s" if memory_bytes_per_s >= 1e12
                           else f"{memory_bytes_per_s / 1e9:.1f} GB/s")
         slope_x = ridge / 20
         ax.text(slope_x, slope_x * memory_bytes_per_s / scale / 4, f"slope: bandwidth\n({bandwidth_text})",
-                ha="left", va="top", fontsize=9)
+                ha="left", va="top", fontsize=10)
         ax.axvspan(low, ridge, color=DECODE_COLOR, alpha=0.08, linewidth=0)
         ax.axvline(ridge, color=color, linestyle=":", linewidth=1)
         y_text = peak_flops_per_s / scale * 1.6
@@ -81,7 +81,7 @@ def draw_roofline(ax: Axes, peak_flops_per_s: float, memory_bytes_per_s: float, 
         ax.text(np.sqrt(ridge * high), y_text, "compute-bound", ha="center", va="bottom", fontsize=10,
                 color=PREFILL_COLOR)
         ax.annotate(f"ridge point\n{ridge:.0f} FLOP/byte", xy=(ridge, peak_flops_per_s / scale),
-                    xytext=(ridge * 3, peak_flops_per_s / scale / 8), fontsize=9,
+                    xytext=(ridge * 3, peak_flops_per_s / scale / 8), fontsize=10,
                     arrowprops={"arrowstyle": "->", "color": "0.3"})
         ax.set_ylim(top=peak_flops_per_s / scale * 6)
     ax.set_xlim(low, high)
@@ -92,7 +92,8 @@ def draw_roofline(ax: Axes, peak_flops_per_s: float, memory_bytes_per_s: float, 
 
 def draw_operations_on_roofline(ax: Axes, operations: Sequence[Operation], peak_flops_per_s: float,
                                 memory_bytes_per_s: float, *, flops_unit: str = "TFLOP/s",
-                                max_marker_area: float = 400.0, legend: bool = True) -> None:
+                                max_marker_area: float = 400.0, legend: bool = True,
+                                legend_fontsize: float = 9.5) -> None:
     """Place each operation on the roofline: x = its FLOPs per byte, y = min(peak, x * bandwidth).
 
     ``operations`` are :class:`infer_lib.costs.Operation` objects (anything with ``name``,
@@ -100,8 +101,8 @@ def draw_operations_on_roofline(ax: Axes, operations: Sequence[Operation], peak_
     share of the step's time (each operation timed on its own roofline, see
     :func:`infer_lib.roofline.operation_time_s`); larger markers are drawn first so smaller ones stay visible.
     Operations with no FLOPs (the embedding gather, norms) or no bytes have no place on
-    log axes and are skipped. Colours and markers follow :data:`ROOFLINE_PART_STYLES`.
-    Introduced in ch-roofline.
+    log axes and are skipped. Colours and markers follow :data:`ROOFLINE_PART_STYLES`;
+    ``legend_fontsize`` (points) sets the legend's text. Introduced in ch-roofline.
     """
     require_positive_number("peak_flops_per_s", peak_flops_per_s)
     require_positive_number("memory_bytes_per_s", memory_bytes_per_s)
@@ -123,7 +124,7 @@ def draw_operations_on_roofline(ax: Axes, operations: Sequence[Operation], peak_
         handles = [Line2D([], [], linestyle="", marker=ROOFLINE_PART_STYLES.get(part, ("black", "x"))[1],
                           color=ROOFLINE_PART_STYLES.get(part, ("black", "x"))[0], markeredgecolor="black",
                           markersize=7, label=ROOFLINE_PART_LABELS.get(part, part)) for part in parts]
-        ax.legend(handles=handles, loc="lower right", fontsize=8, frameon=True, framealpha=0.9)
+        ax.legend(handles=handles, loc="lower right", fontsize=legend_fontsize, frameon=True, framealpha=0.9)
 
 
 def draw_step_breakdown(ax: Axes, seconds_by_part: dict[str, tuple[float, float]], *,
@@ -145,6 +146,6 @@ def draw_step_breakdown(ax: Axes, seconds_by_part: dict[str, tuple[float, float]
     ax.barh(rows - 0.2, memory_ms, height=0.4, color=DECODE_COLOR, label="memory time (bytes / bandwidth)")
     ax.set_yticks(rows, parts)
     ax.set_xlabel("time (ms)")
-    ax.set_title(title, fontsize=10)
-    ax.legend(loc="lower right", fontsize=8, frameon=False)
+    ax.set_title(title, fontsize=10.5)
+    ax.legend(loc="lower right", fontsize=9.5, frameon=False)
     ax.grid(True, axis="x", alpha=0.3)

@@ -80,15 +80,15 @@ def draw_load_math_overlap(ax: Axes, load_s: float, math_s: float, num_tiles: in
                        edgecolor="white", label="load a tile from memory" if tile == 0 else None)
         ax.broken_barh([(math_start, math_end - math_start)], (0.1, 0.8), facecolors=PREFILL_COLOR,
                        edgecolor="white", label="math on the tile" if tile == 0 else None)
-        ax.text((load_start + load_end) / 2, 1.5, str(tile + 1), ha="center", va="center", fontsize=9, color="white")
-        ax.text((math_start + math_end) / 2, 0.5, str(tile + 1), ha="center", va="center", fontsize=9)
+        ax.text((load_start + load_end) / 2, 1.5, str(tile + 1), ha="center", va="center", fontsize=10, color="white")
+        ax.text((math_start + math_end) / 2, 0.5, str(tile + 1), ha="center", va="center", fontsize=10)
     end_s = schedule[-1][3]
     ax.axvline(end_s, color="black", linewidth=1, linestyle="--")
     ax.set_yticks([0.5, 1.5], ["math", "memory"])
     ax.set_ylim(0, 2.0)
-    ax.set_xlim(0, (xlim_s if xlim_s is not None else end_s) * 1.02)
+    ax.set_xlim(0, (xlim_s if xlim_s is not None else end_s) * 1.08)   # room after the last tile and the end line
     ax.set_xlabel("time (arbitrary units)")
-    ax.set_title(title, fontsize=10)
+    ax.set_title(title, fontsize=10.5)
     for side in ("right", "top"):
         ax.spines[side].set_visible(False)
 
@@ -125,7 +125,7 @@ def draw_batch_slots(ax: Axes, occupancy: Sequence[Sequence[tuple[Hashable, str]
                                    gid=f"{step}:{slot}:{phase}"))
             previous = occupancy[step - 1][slot] if step > 0 else None
             if previous is None or previous[0] != request_id:
-                ax.text(step + 0.5, y + 0.5, request_label(request_id), ha="center", va="center", fontsize=9,
+                ax.text(step + 0.5, y + 0.5, request_label(request_id), ha="center", va="center", fontsize=10,
                         color="black" if phase == "prefill" else "white", fontweight="bold")
     num_steps = len(occupancy) if num_steps_shown is None else num_steps_shown
     if num_steps < len(occupancy):
@@ -133,9 +133,9 @@ def draw_batch_slots(ax: Axes, occupancy: Sequence[Sequence[tuple[Hashable, str]
     ax.set_xlim(0, num_steps)
     ax.set_ylim(0, num_slots)
     ticks = range(0, num_steps, 2) if num_steps > 16 else range(num_steps)
-    ax.set_xticks([step + 0.5 for step in ticks], [str(step + 1) for step in ticks], fontsize=9)
+    ax.set_xticks([step + 0.5 for step in ticks], [str(step + 1) for step in ticks], fontsize=10)
     ax.set_yticks([num_slots - 1 - slot + 0.5 for slot in range(num_slots)],
-                  [f"slot {slot}" for slot in range(num_slots)], fontsize=9)
+                  [f"slot {slot}" for slot in range(num_slots)], fontsize=10)
     ax.tick_params(length=0)
     for side in ax.spines.values():
         side.set_visible(False)
@@ -176,23 +176,25 @@ def draw_kv_slots_over_time(ax: Axes, times_s: Sequence[float], allocated_slots:
     top = float(allocated.max())
     if capacity_slots is not None:
         ax.axhline(capacity_slots / 1e3, color="0.2", linestyle="--", linewidth=1)
-        ax.text(0, capacity_slots / 1e3, " KV cache size", va="bottom", ha="left", fontsize=9, color="0.2")
+        ax.text(0, capacity_slots / 1e3, " KV cache size", va="bottom", ha="left", fontsize=10, color="0.2")
         top = max(top, capacity_slots / 1e3)
     ax.set_xlim(0, x_max_s if x_max_s is not None else float(times_s[-1]))
     ax.set_ylim(0, y_max_slots / 1e3 if y_max_slots is not None else 1.15 * top)
     label_axes(ax, title=title, x_label="time (s)", y_label="KV slots (thousands)")
-    ax.legend(loc="upper right", fontsize=9, frameon=False)
+    ax.legend(loc="upper right", fontsize=10, frameon=False)
 
 
 def draw_token_gaps(ax: Axes, series: dict[str, tuple[Sequence[float], Sequence[float]]], *,
                     events: Sequence[tuple[float, str]] = (), y_max_ms: float | None = None,
-                    x_range_s: tuple[float, float] | None = None, title: str = "") -> None:
+                    x_range_s: tuple[float, float] | None = None, title: str = "",
+                    text_size: float = 9.0) -> None:
     """Draw, for one request, each token as a stem at its time (ms) as tall as its gap to the previous token (ms).
 
     ``series`` maps a label to (token times in s, gaps in s), one stem colour per label;
     a stall shows as one tall stem, a slowdown as a run of taller ones. No line joins
     the tokens: between two tokens nothing happens but waiting. ``events`` are
-    (time in s, label) drawn as dotted vertical lines. Introduced in ch-serving-engines.
+    (time in s, label) drawn as dotted vertical lines. ``text_size`` (points) sets the event labels' and the
+    legend's text. Introduced in ch-serving-engines.
     """
     if not series:
         raise ValueError("series is empty: pass at least one label -> (times_s, gaps_s).")
@@ -206,12 +208,12 @@ def draw_token_gaps(ax: Axes, series: dict[str, tuple[Sequence[float], Sequence[
     for time_s, text in events:
         ax.axvline(time_s * 1e3, color="0.35", linestyle=":", linewidth=1.2)
         ax.text(time_s * 1e3, 0.97, f" {text}", transform=ax.get_xaxis_transform(), ha="left", va="top",
-                fontsize=9, color="0.25")
+                fontsize=text_size, color="0.25")
     if x_range_s is not None:
         ax.set_xlim(x_range_s[0] * 1e3, x_range_s[1] * 1e3)
     ax.set_ylim(0, y_max_ms)
     label_axes(ax, title=title, x_label="time (ms)", y_label="time since previous token (ms)")
-    ax.legend(loc="center left", fontsize=9, frameon=False)
+    ax.legend(loc="center left", fontsize=text_size, frameon=False)
 
 
 def draw_running_requests(ax: Axes, times_s: Sequence[float], num_running: Sequence[int],
@@ -235,4 +237,4 @@ def draw_running_requests(ax: Axes, times_s: Sequence[float], num_running: Seque
     ax.set_xlim(0, x_max_s if x_max_s is not None else float(times_s[-1]))
     ax.set_ylim(0, y_max)
     label_axes(ax, title=title, x_label="time (s)", y_label="running requests")
-    ax.legend(loc="upper right", fontsize=9, frameon=False)
+    ax.legend(loc="upper right", fontsize=10, frameon=False)
