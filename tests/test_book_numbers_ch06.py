@@ -318,3 +318,33 @@ def test_chunked_prefill_at_scale(chapter6):
 ])
 def test_practice_answers(chapter6, key, expected):
     assert chapter6[key] == pytest.approx(expected, rel=1e-9)
+
+
+@pytest.mark.parametrize("key, expected", [
+    ("q5_kv_mb_per_block", 16 * KV_BYTES_PER_TOKEN / 1e6),              # 2.097152 MB
+    # 6. Answers 2, 9, 3, 4, 6 in two slots: 24 slot-steps. Static: batches (2, 9), (3, 4), (6) take 9 + 4 + 6
+    #    = 19 steps, 38 - 24 = 14 idle. Continuous: one slot runs 9 (steps 1-9), the other 2, 3 and 4 (1-9),
+    #    then 6 alone (10-15): 15 steps, 30 - 24 = 6 idle.
+    ("q6_slot_steps", 24), ("q6_static_steps", 19), ("q6_static_idle", 14),
+    ("q6_continuous_steps", 15), ("q6_continuous_idle", 6),
+    # 7. TTFT 40 + 20 = 60 ms; end to end 60 + 249 x 6 = 1,554 ms; normalized 1,554 / 250; TPOT (1,554 - 60) / 249.
+    ("q7_queue_ms", 40), ("q7_prefill_ms", 20), ("q7_answer", 250), ("q7_step_ms", 6),
+    ("q7_ttft_ms", 60), ("q7_e2e_ms", 1554), ("q7_normalized_ms", 6.216), ("q7_tpot_ms", 6.0),
+    # 8. 1,024 - 16 = 1,008 tokens a chunk, ceil(8,192 / 1,008) = 9 steps; 2 x 6,979,321,856 x 1,008 FLOPs at
+    #    989.4 TFLOP/s against the weights a step reads at 3.35 TB/s.
+    ("q8_budget", 1024), ("q8_chunk", 1008), ("q8_steps", 9),
+    ("q8_chunk_tflop", 2 * MATMUL_WEIGHTS * 1008 / 1e12),
+    ("q8_compute_ms", 1e3 * 2 * MATMUL_WEIGHTS * 1008 / PEAK_FLOPS_PER_S),
+    ("q8_weights_ms", 1e3 * (DECODE_WEIGHT_BYTES + 2 * 4096) / BYTES_PER_S),   # and the one embedding row a token reads
+    ("q8_h100_tb_s", 3.35), ("q8_h100_tflops", 989.4),
+])
+def test_new_practice_answers(chapter6, key, expected):
+    assert chapter6[key] == pytest.approx(expected, rel=1e-9)
+
+
+def test_a_chunk_step_is_its_matmuls_and_a_little_more(chapter6):
+    # The simulated gap is the chunk's matmuls at peak plus its attention over earlier chunks and the 16 decodes'
+    # work; it must lie above the matmuls alone and well below the whole prefill's stall.
+    compute_ms = 1e3 * 2 * MATMUL_WEIGHTS * 1008 / PEAK_FLOPS_PER_S
+    assert compute_ms < chapter6["q8_sim_gap_ms"] < 1.5 * compute_ms
+    assert chapter6["q8_sim_gap_ms"] < chapter6["bus_whole_stall_ms"] / 5
