@@ -73,3 +73,23 @@ def test_stamping_leaves_the_pixels_alone_and_refuses_twice_or_webp():
     with pytest.raises(ValueError, match="PNG bytes only"):
         stamp_text_size(lossless_webp(plain), 5.0)
     assert stamp_text_size(plain, None) == plain
+
+
+def test_the_sites_figure_compaction_keeps_the_stamp():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "book" / "_ext" / "prune_page_assets.py"
+    spec = importlib.util.spec_from_file_location("book_extension_prune_page_assets_text", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+
+    def draw(ax, value):
+        ax.imshow([[value, 0.0], [0.5, 1.0]])  # many shades, so the palette pass has work to do
+        ax.set_title("title", fontsize=9)
+
+    png = render_frame_png(draw, 0.3, figsize=(3.0, 2.0), dpi=100, palette_colors=None)
+    reduced = module.reduce_png_palette(png)
+    assert reduced is not png, "the palette pass should have made this figure smaller"
+    assert read_text_size(reduced) == pytest.approx(read_text_size(png))
+    assert read_text_size(lossless_webp(reduced)) == pytest.approx(read_text_size(png))

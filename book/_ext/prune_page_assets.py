@@ -37,6 +37,7 @@ from PIL import Image
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
+from infer_lib.figure_text import read_text_size, stamp_text_size
 from infer_lib.images import lossless_webp
 
 logger = logging.getLogger(__name__)
@@ -130,7 +131,10 @@ def _prune_pages(app: Sphinx, exception: Exception | None) -> None:
 
 
 def reduce_png_palette(png: bytes, colors: int = FIGURE_PALETTE_COLORS) -> bytes:
-    """Return ``png`` re-encoded with at most ``colors`` colours, or unchanged when that is not smaller."""
+    """Return ``png`` re-encoded with at most ``colors`` colours, or unchanged when that is not smaller.
+
+    The size of the figure's smallest text stamped in ``png`` (``infer_lib.figure_text``) is kept.
+    """
     with Image.open(io.BytesIO(png)) as image:
         if image.mode == "P":
             return png
@@ -141,7 +145,8 @@ def reduce_png_palette(png: bytes, colors: int = FIGURE_PALETTE_COLORS) -> bytes
                                                 dither=Image.Dither.NONE)
     buffer = io.BytesIO()
     reduced.save(buffer, format="PNG", optimize=True)
-    return buffer.getvalue() if buffer.tell() < len(png) else png
+    smaller = stamp_text_size(buffer.getvalue(), read_text_size(png))
+    return smaller if len(smaller) < len(png) else png
 
 
 def _compact_figures(app: Sphinx, exception: Exception | None) -> None:
