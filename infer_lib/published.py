@@ -439,3 +439,30 @@ PODCAST_GOLDEN_WINDOW_LOW_MINUTES_CLAIM = DataPoint("KV 'golden window' after a 
                                                     "2026", PODCAST_SOURCE, PODCAST_BIBKEY)
 PODCAST_GOLDEN_WINDOW_HIGH_MINUTES_CLAIM = DataPoint("KV 'golden window' after a call, high end, as quoted", 10,
                                                      "min", "2026", PODCAST_SOURCE, PODCAST_BIBKEY)
+
+# ---------------------------------------------------------------- hardware futures (chapter 10)
+
+# Ma and Patterson, IEEE Computer 2026 (arXiv 2601.05047), read in a full-text copy of the paper body. They report
+# 2012-2022 growth of NVIDIA GPUs' 64-bit FLOP/s and memory bandwidth, and 2023-2025 HBM price growth per stack.
+MA_PATTERSON_SOURCE = ("Ma and Patterson, IEEE Computer 2026 (arXiv 2601.05047), read in a full-text copy of the "
+                       "paper body, not the arXiv page itself")
+MA_PATTERSON_FLOPS_GROWTH = DataPoint("NVIDIA GPU 64-bit FLOP/s growth, 2012 to 2022", 80.0, "x", "2026",
+                                      MA_PATTERSON_SOURCE, "mapatterson2026")
+MA_PATTERSON_BANDWIDTH_GROWTH = DataPoint("NVIDIA GPU memory bandwidth growth, 2012 to 2022", 17.0, "x", "2026",
+                                          MA_PATTERSON_SOURCE, "mapatterson2026")
+MA_PATTERSON_HBM_PRICE_GROWTH = DataPoint("HBM price per GB and per GB/s, per stack, 2023 to 2025", 1.35, "x",
+                                          "2026", MA_PATTERSON_SOURCE, "mapatterson2026")
+# Davies, Crago, Sankaralingam and Kozyrakis (arXiv 2507.14397), abstract: a collective's exposed synchronisation
+# latency "must be around 1us else they make the memory bandwidth ineffective" - a budget for the whole collective.
+DAVIES_SYNC_LATENCY_S = DataPoint("exposed synchronisation latency a whole collective must stay near", 1e-6, "s",
+                                  "2025", "Davies et al., arXiv 2507.14397, abstract", "davies2025efficient")
+# Groq 3 LPU as reported from NVIDIA GTC 2026: about 500 MB of on-die SRAM (one report says 512 MB), 150 TB/s,
+# 1.2 PFLOP/s FP8; the LPX rack holds 256 LPUs with 640 TB/s of scale-up bandwidth (direction not stated).
+GROQ3_SOURCE = ("Groq 3 LPU as reported from NVIDIA GTC 2026: about 500 MB SRAM (512 MB in one report), 150 TB/s, "
+                "1.2 PFLOP/s FP8; LPX rack 256 LPUs, 640 TB/s")
+GROQ3_SRAM_BYTES = DataPoint("Groq 3 LPU on-die SRAM", 500e6, "B", "2026-03", GROQ3_SOURCE, "groq3lpu")
+GROQ3_SRAM_BYTES_PER_S = DataPoint("Groq 3 LPU SRAM bandwidth", 150e12, "B/s", "2026-03", GROQ3_SOURCE, "groq3lpu")
+GROQ3_FP8_FLOPS_PER_S = DataPoint("Groq 3 LPU peak FP8", 1.2e15, "FLOP/s", "2026-03", GROQ3_SOURCE, "groq3lpu")
+GROQ3_LPX_CHIPS = DataPoint("Groq LPX rack: LPUs per rack", 256, "chips", "2026-03", GROQ3_SOURCE, "groq3lpu")
+GROQ3_LPX_SCALE_UP_BYTES_PER_S = DataPoint("Groq LPX rack: scale-up bandwidth, direction not stated", 640e12,
+                                           "B/s", "2026-03", GROQ3_SOURCE, "groq3lpu")
