@@ -38,3 +38,16 @@ def test_batching_spreads_the_reads_not_the_arithmetic():
 def test_bad_input_names_the_field(kwargs, field):
     with pytest.raises(ValueError, match=field):
         decode_step_energy(get_model("Llama 3.1 8B"), **kwargs)
+
+
+def test_an_moe_batch_reads_every_expert_its_tokens_touch():
+    # Mixtral 8x7B, BF16: one expert is 3 x 4,096 x 14,336 = 176,160,768 weights. One token reads 2 experts per
+    # layer; a batch of 64 touches 8 x (1 - (6/8)**64) experts per layer on average, over 32 layers.
+    expert = 3 * 4096 * 14_336
+    extra_experts = 32 * (8 * (1 - 0.75**64) - 2)
+    model = get_model("Mixtral 8x7B")
+    one = decode_step_energy(model, read_j_per_byte=1e-9, multiply_add_j=1e-12)
+    many = decode_step_energy(model, read_j_per_byte=1e-9, multiply_add_j=1e-12, batch_size=64)
+    assert many.weight_read_j - one.weight_read_j == pytest.approx(extra_experts * expert * 2 * 1e-9)
+    assert many.weight_read_j == pytest.approx(93.14, abs=0.01)        # J at 1 nJ/byte: 93.1 GB read
+    assert many.arithmetic_j == pytest.approx(64 * one.arithmetic_j)   # each token still uses 2 experts
