@@ -5,6 +5,7 @@ import math
 import pytest
 
 from infer_lib import get_chip, get_model
+from infer_lib.accounting import num_params
 from infer_lib.hardware import get_link
 from infer_lib.roofline import overlapped_schedule
 from infer_lib.serving.cost_model import StepCostModel
@@ -104,6 +105,10 @@ def _reload_wins(model, chip, tier, context_tokens, append_tokens, overlap):
     (LLAMA_70B, H100, 2, 1, True),
     (LLAMA_70B, B200, 1, 1, False),
     (get_model("Qwen3-8B"), H100, 1, 1, True),
+    # The agent median append (875 tokens, past the H100's ridge of ~295): a mixture of experts breaks even late.
+    (get_model("Mixtral 8x7B"), H100, 1, 875, True),
+    (get_model("gpt-oss-20b"), H100, 1, 875, True),
+    (LLAMA_8B, H100, 2, 875, True),
 ])
 def test_break_even_matches_a_scan(model, chip, tier_index, append_tokens, overlap):
     tier = tier_catalogue(chip)[tier_index]
@@ -113,6 +118,30 @@ def test_break_even_matches_a_scan(model, chip, tier_index, append_tokens, overl
     assert found == first
     assert all(scan[first - 1:]), "reload keeps winning once it wins"
     assert not any(scan[:first - 1])
+
+
+@pytest.mark.parametrize("model", [LLAMA_8B, LLAMA_70B, get_model("Llama 3.1 405B")])
+def test_with_an_append_past_the_ridge_a_dense_model_reloads_from_the_first_token(model):
+    # a = 875 > the H100's ridge (989e12 / 3.35e12 = 295 tokens): the step is compute-bound, so one more
+    # recomputed token costs its matmul FLOPs, 2 x params / peak (16 us for 8B, 141 us for 70B), while
+    # reloading it from DRAM exposes at most the 2 us link latency + KV bytes / 63.0 GB/s (2.1 us for 8B's
+    # 131,072 bytes, 5.2 us for 405B's 516,096): reload wins at T = 1, not after a few hundred tokens.
+    dram = tier_catalogue(H100)[1]
+    params = num_params(model)
+    assert 2 * params / H100.peak_flops_per_s("bf16") > dram.latency_s + 516_096 / 63.0e9
+    assert break_even_context_tokens(model, H100, dram, append_tokens=875) == 1
+    # With a one-token append (below the ridge) recompute hides under the weight read and leads for ~300 tokens.
+    assert 250 < break_even_context_tokens(model, H100, dram, append_tokens=1) < 400
+
+
+def test_with_an_append_past_the_ridge_a_mixture_of_experts_breaks_even_later():
+    # The other way round: at a = 1 recomputing routes tokens to experts the step would not read (reload wins
+    # at once); at a = 875 most experts are read anyway and few parameters act per token.
+    dram = tier_catalogue(H100)[1]
+    for name, low, high in [("Mixtral 8x7B", 100, 400), ("DeepSeek-V3", 2_000, 6_000)]:
+        model = get_model(name)
+        assert break_even_context_tokens(model, H100, dram, append_tokens=1) == 1
+        assert low < break_even_context_tokens(model, H100, dram, append_tokens=875) < high
 
 
 def test_break_even_far_out_matches_a_scan_around_it():
@@ -166,3 +195,17 @@ def test_bad_input_is_named():
         tier_catalogue("H100 SXM")
     with pytest.raises(TypeError, match="ModelConfig"):
         reload_time_s("Llama 3.1 8B", 10, "PCIe 5.0 x16")
+
+
+def test_idle_hbm_loses_to_recompute_after_half_a_minute_whatever_the_gpu_costs():
+    # The module's note on prices: the median agent prefix (118,656 tokens x 131,072 bytes = 15.55 GB) costs
+    # 5.40 s of an H100 to recompute; HBM's price is the same GPU-hour spread over 85.52 GB, so the hold time
+    # at which idle HBM costs as much as the recompute is 5.40 s x 85.52 / 15.55 = 29.7 s at any GPU price.
+    prefix_gb = 118_656 * 131_072 / 1e9
+    recompute_s = recompute_time_s(LLAMA_8B, H100, 118_656)
+    assert prefix_gb == pytest.approx(15.55, abs=0.01) and recompute_s == pytest.approx(5.40, abs=0.01)
+    for gpu_usd_per_hour in (0.80, 2.0, 4.0):
+        hbm = tier_catalogue(H100, gpu_usd_per_hour=gpu_usd_per_hour)[0]
+        hold_s = (recompute_s * gpu_usd_per_hour / 3600) / (prefix_gb * hbm.usd_per_gb_hour / 3600)
+        assert hold_s == pytest.approx(recompute_s * 85.520809984 / prefix_gb)
+        assert 28 < hold_s < 31

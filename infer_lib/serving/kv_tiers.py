@@ -5,9 +5,27 @@ the host's DRAM across the PCIe link, a local NVMe SSD, or (a vendor's claim for
 the coming years) high-bandwidth flash beside the HBM. Each has a capacity, a read
 and a write bandwidth *into and out of the chip's HBM* (the slower of the memory and
 the path to the chip), a fixed latency per transfer, and a price per GB-hour. Every
-figure has a ``source`` and a ``status``: ``"datasheet"`` (read from one), ``"derived"``
+tier has a ``source`` saying where each of its figures comes from, and a ``status`` for
+its **capacity and bandwidth**: ``"datasheet"`` (read from one), ``"derived"``
 (computed from sourced figures), ``"assumption"`` (a round figure the book states and
-lets the reader change) or ``"vendor claim"`` (not a measurement).
+lets the reader change) or ``"vendor claim"`` (not a measurement). The provenance is
+mixed within a tier: every **price** is an assumption (HBM's is the assumed GPU-hour
+over the datasheet's memory; HBF's follows SanDisk's claim from it), and so are the
+host DRAM's and the SSD's **latencies**; the ``source`` string names each of them.
+
+**Prices, one choice, stated.** The GPU-hour is ``ASSUMED_GPU_USD_PER_HOUR`` = 2 USD
+(a rental price); ``chip_value``'s owned view (``chip_systems``' assumed 25,000 USD
+for an H100 over ``chip_value.ASSUMED_LIFETIME_YEARS`` = 4 years with power at its
+PUE and electricity price) comes to about 0.80 USD an hour. Host DRAM and SSD are
+written off over three years here. Which choice decides what? For Llama 3.1 8B on an
+H100, the median agent prefix (118,656 tokens, 15.55 GB of KV) costs 5.40 s to
+recompute. HBM's price and recompute's both scale with the GPU-hour, so holding that
+prefix idle in HBM loses to recomputing it after about 30 s *whatever the GPU costs*
+(5.40 s x 85.5 GB / 15.55 GB). Against DRAM the GPU price matters: holding the prefix
+in DRAM beats recomputing it for up to 1.3 h at 2 USD/h and 3 years (1.7 h at 4
+years), 0.5 h at 0.80 USD/h (0.7 h at 4 years); on SSD for 51 h, 68 h, 20 h and 27 h.
+Pass ``gpu_usd_per_hour`` (``tier_catalogue``, ``retention.replay_retention``) to
+price another view.
 
 When a session's next call arrives and its prefix of T tokens is not in HBM, the
 engine either **recomputes** it (a prefill of T + a tokens instead of a tokens after
@@ -24,17 +42,28 @@ in closed form), on one chip:
   as :func:`~infer_lib.roofline.overlapped_schedule` draws it) only what the step's
   compute does not hide is exposed.
 
-**When a break-even exists.** For small T recompute wins: it is hidden under the
-weight read, while a reload always pays its latency and its bytes. (Not for a mixture
-of experts with a short append: recomputing even a few tokens routes them to experts
-the step would not have read, so a reload wins from the first token.) As T grows,
-recompute grows faster than linearly (attention's T x a and T^2 / 2 pairs), a reload
-only linearly, so with full attention there is always a T past which reloading wins:
-:func:`break_even_context_tokens` finds it. It may lie beyond the model's context (a
-slow link, a model with large KV per token and few parameters per token), and then
-recompute wins everywhere the model can go: the function returns None. A model whose
-layers all use a sliding window has no quadratic term, and only the linear slopes
-(matmul FLOPs per token / peak against KV bytes per token / bandwidth) decide.
+**When a break-even exists.** Recompute hides only while the recomputed step
+(T + a tokens) stays below the chip's ridge, bound by reading the weights; a reload
+always pays its latency and its bytes. So with a **short append** (a below the ridge,
+about 300 tokens for a dense model in bf16 on an H100) recompute wins for small T
+and a dense model breaks even at a few hundred tokens (Llama 3.1 8B on an H100 with
+a = 1: 318 from host DRAM). With an append past the ridge the step is compute-bound
+already, each recomputed token costs its matmul FLOPs, and a reload wins from the
+first token wherever its per-token cost (KV bytes / bandwidth) is lower: at the agent
+median a = 875, Llama 3.1 8B, 70B and 405B break even at T = 1 from DRAM (8B at 8
+from SSD). A **mixture of experts** turns this around: with a short append, recomputing
+even a few tokens routes them to experts the step would not have read, so a reload
+wins from the first token; with a = 875 most experts are read anyway and few
+parameters act per token, so recompute is cheap per token and the break-even moves
+out (from DRAM: Mixtral 8x7B 206, gpt-oss-20b 1,050, DeepSeek-V3 3,881, gpt-oss-120b
+5,922 tokens). As T grows, recompute grows faster than linearly (attention's T x a and
+T^2 / 2 pairs), a reload only linearly, so with full attention there is always a T
+past which reloading wins: :func:`break_even_context_tokens` finds it. It may lie
+beyond the model's context (a slow link, a model with large KV per token and few
+parameters per token), and then recompute wins everywhere the model can go: the
+function returns None. A model whose layers all use a sliding window has no quadratic
+term, and only the linear slopes (matmul FLOPs per token / peak against KV bytes per
+token / bandwidth) decide.
 
 Introduced in ch-agentic-workloads.
 """
@@ -62,24 +91,28 @@ Rental prices of an H100 range over several dollars an hour; the book exposes th
 price per GB-hour is this over the chip's memory: the KV held there takes room the chip could serve with."""
 
 HOST_DRAM_BYTES_PER_NODE = 2 * TB
-"""Host memory of an 8-GPU H200 server as submitted to MLPerf Inference v4.1 (``mlcommons/inference_results_v4.1``
-``closed/NVIDIA/systems/H200-SXM-141GBx8_TRT_MaxQ.json``: "host_memory_capacity": "2 TB", 32 x 64 GB)."""
+"""Host memory of an 8-GPU H100 server as submitted to MLPerf Inference v4.1 (``mlcommons/inference_results_v4.1``
+at commit a2f5d66, ``closed/NVIDIA/systems/DGX-H100_H100-SXM-80GBx8_TRT.json``: "host_memory_capacity": "2 TB",
+32 x 64 GB; the H200 system file ``H200-SXM-141GBx8_TRT.json`` lists the same)."""
 
 GPUS_PER_NODE = 8
 """GPUs sharing that host memory (the same system file: "accelerators_per_node": 8)."""
 
 ASSUMED_DRAM_USD_PER_GB_HOUR = 4.0 / (3 * 8760)
-"""Assumption: server DDR5 bought at about 4 USD per GB and used for three years (power left out)."""
+"""Assumption: server DDR5 bought at about 4 USD per GB and used for three years (power left out; over
+``chip_value``'s four years it would be 0.75 x this: see the module's note on prices)."""
 
 PCIE5_X16_BYTES_PER_S = get_link("PCIe 5.0 x16").bandwidth_bytes_per_s
 """One direction of the GPU's host link (PCI-SIG 5.0 spec, see ``infer_lib.hardware.LINKS``): 63.0 GB/s."""
 
-PCIE5_X4_BYTES_PER_S = 32e9 * 4 * 128 / 130 / 8
-"""One direction of a PCIe 5.0 x4 NVMe drive's link: 32 GT/s x 4 lanes x 128/130 / 8 = 15.75 GB/s. A line
+PCIE5_X4_BYTES_PER_S = PCIE5_X16_BYTES_PER_S * 4 / 16
+"""One direction of a PCIe 5.0 x4 NVMe drive's link: a quarter of the x16 link's lanes, 15.75 GB/s. A line
 rate: a drive reads and (especially) writes less, so the SSD tier's bandwidth is an upper bound."""
 
 ASSUMED_SSD_BYTES_PER_GPU = 3.84 * TB
-"""Assumption: one 3.84 TB NVMe drive per GPU."""
+"""Assumption: one 3.84 TB NVMe drive per GPU (30.7 TB per 8-GPU node), a node built to offload KV. It is
+not the cited MLPerf system, whose file lists "host_storage_capacity": "2 TB SSD, 5 TB CIFS" per node
+(250 GB of local SSD per GPU, about 15 x less); pass ``ssd_bytes`` to ``tier_catalogue`` for that."""
 
 ASSUMED_SSD_LATENCY_S = 100e-6
 """Assumption: a read through an NVMe drive's controller before the data flows, about 100 microseconds
@@ -107,8 +140,10 @@ class KVTier:
 
     ``read_bytes_per_s`` and ``write_bytes_per_s`` move KV into and out of the chip's
     HBM; ``latency_s`` is paid once per transfer; ``usd_per_gb_hour`` prices keeping
-    one GB there for an hour. ``status`` is one of :data:`TIER_STATUSES`; ``source``
-    says where each figure comes from. Introduced in ch-agentic-workloads.
+    one GB there for an hour. ``status`` is one of :data:`TIER_STATUSES` and rates the
+    capacity and bandwidth; prices (and the DRAM and SSD latencies) are assumptions in
+    every tier of :func:`tier_catalogue`, and ``source`` says where each figure comes
+    from. Introduced in ch-agentic-workloads.
     """
 
     name: str
@@ -176,7 +211,7 @@ def tier_catalogue(chip: Chip, *, gpu_usd_per_hour: float = ASSUMED_GPU_USD_PER_
     tiers.append(KVTier(
         "host DRAM", host_dram_bytes, PCIE5_X16_BYTES_PER_S, PCIE5_X16_BYTES_PER_S, ASSUMED_DRAM_USD_PER_GB_HOUR,
         get_link("PCIe 5.0 x16").latency_s,
-        "2 TB per 8-GPU server (MLPerf Inference v4.1, NVIDIA H200 system file); PCIe 5.0 x16 one way "
+        "2 TB per 8-GPU server (MLPerf Inference v4.1, NVIDIA DGX-H100 system file); PCIe 5.0 x16 one way "
         "(PCI-SIG 5.0 spec); price and latency assumed", "derived"))
     tiers.append(KVTier(
         "local SSD", ssd_bytes, PCIE5_X4_BYTES_PER_S, PCIE5_X4_BYTES_PER_S, ASSUMED_SSD_USD_PER_GB_HOUR,
