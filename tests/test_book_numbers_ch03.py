@@ -1,8 +1,8 @@
 """Numbers chapter 3 (the KV cache) states, read back from the executed page and pinned to independent arithmetic.
 
 Expected values are worked out by hand below from the published configurations
-(Llama 3.1, Qwen3, DeepSeek-V3, gpt-oss), the datasheets (H100: 80 GB, 3.35 TB/s,
-989.4 TFLOP/s dense BF16; H200: 141 GB) and parameter counts recomputed from
+(Llama 3.1, Qwen3, DeepSeek-V3, gpt-oss), the datasheets (H100: 3.35 TB/s,
+989.4 TFLOP/s dense BF16), the memory the driver reports (H100 SXM 81,559 MiB, H200 143,771 MiB) and parameter counts recomputed from
 those configurations (Llama 3.1 8B: 41,943,040 attention and 176,160,768 FFN
 weights per layer; 70B: 150,994,944 and 704,643,072), never from infer_lib.
 Measured timings are checked for sanity only.
@@ -35,7 +35,8 @@ L70_PARAMS = 70_553_706_496                                 # Meta's config, eve
 L405_KV_BYTES_PER_TOKEN = 2 * 126 * 8 * 128 * 2             # 516,096
 L405_PARAMS = 405_853_388_800
 
-H100_BYTES, H200_BYTES = 80e9, 141e9
+# Memory as the driver reports it (nvidia-smi memory.total): H100 SXM 81,559 MiB, H200 143,771 MiB.
+H100_BYTES, H200_BYTES = 81_559 * 2**20, 143_771 * 2**20      # 85,520,809,984 B and 150,754,820,096 B
 H100_BYTES_PER_S, H100_BF16_FLOPS_PER_S = 3.35e12, 989.4e12
 
 
@@ -51,7 +52,7 @@ def flops(layer_params, head_params, flops_per_pair, new_tokens, cached_tokens):
     ("context_128k", 131_072),
     ("llama70_kv_128k_gib", 40.0),                           # 327,680 x 131,072 / 2^30
     ("llama70_kv_128k_gb", 42.949_672_96),                   # 42,949,672,960 B
-    ("llama70_kv_128k_h100_share", 42.949_672_96 / 80),      # of an 80 GB H100
+    ("llama70_kv_128k_h100_share", 42.949_672_96e9 / H100_BYTES),   # 40 GiB of 79.6 GiB
     ("llama70_weights_gb", 141.107_412_992),                 # 70,553,706,496 x 2 B
     ("llama70_kv_matches_weights_tokens", 430_625.65),       # 141.107e9 / 327,680
     ("llama70_kv_matches_weights_contexts", 141_107_412_992 / 42_949_672_960),
@@ -66,8 +67,10 @@ def flops(layer_params, head_params, flops_per_pair, new_tokens, cached_tokens):
     ("q2_num_gpus", 8),                                      # one 8-GPU server
     ("q4_fixed_mib", 4.5),                                   # 18 sliding layers x 128 tokens x 2,048 B / 2^20
     ("llama70_num_layers", 80),
-    ("h100_memory_gb", 80),
-    ("h200_memory_gb", 141),
+    ("h100_memory_gb", 85.520_809_984),
+    ("h200_memory_gb", 150.754_820_096),
+    ("h100_memory_gib", 81_559 / 1024),                       # 79.65 GiB
+    ("h200_memory_gib", 143_771 / 1024),                      # 140.40 GiB
     ("tiny_cache_bytes", 65_536),                            # 2 x 4 layers x 2 KV heads x 16 dims x 4 B x 64 slots
     ("tiny_cache_slots", 64),
     ("tiny_num_layers", 4),
@@ -168,13 +171,16 @@ def test_llama_405b_sizing(chapter3):
     assert (chapter3["l405_batch"], chapter3["gpus_per_server"]) == (32, 8)
     assert chapter3["l405_kv_bytes_per_token"] == 516_096
     assert chapter3["l405_kv_tb"] == pytest.approx(2.164_663_517_184)
-    assert chapter3["l405_kv_h100s"] == pytest.approx(27.058, rel=1e-4)           # reference table: 27.06
+    assert chapter3["l405_kv_h100s"] == pytest.approx(kv / H100_BYTES)            # 25.31
+    # The podcast's 27: the same bytes over 80 x 10^9 per H100 (the datasheet's "80GB" read as decimal).
+    assert chapter3["h100_datasheet_gb"] == 80
+    assert chapter3["l405_kv_h100s_podcast"] == pytest.approx(27.058, rel=1e-4)   # reference table: 27.06
     assert chapter3["l405_weights_bf16_gb"] == pytest.approx(811.706_777_6)
     assert chapter3["l405_total_bf16_tb"] == pytest.approx((kv + bf16) / 1e12)
-    assert chapter3["l405_h100s_bf16"] == pytest.approx(37.205, rel=1e-4)         # reference table: ~37
-    assert (chapter3["l405_gpus_bf16"], chapter3["l405_servers_bf16_gpus"]) == (38, 40)
-    assert chapter3["l405_h100s_fp8"] == pytest.approx(32.131, rel=1e-4)          # reference table: ~32
-    assert (chapter3["l405_gpus_fp8"], chapter3["l405_servers_fp8"]) == (33, 5)
+    assert chapter3["l405_h100s_bf16"] == pytest.approx((kv + bf16) / H100_BYTES)   # 34.80
+    assert (chapter3["l405_gpus_bf16"], chapter3["l405_servers_bf16_gpus"]) == (35, 40)
+    assert chapter3["l405_h100s_fp8"] == pytest.approx((kv + fp8) / H100_BYTES)     # 30.06
+    assert (chapter3["l405_gpus_fp8"], chapter3["l405_servers_fp8"]) == (31, 4)
     assert chapter3["l405_h200s_bf16"] == pytest.approx((kv + bf16) / H200_BYTES)
 
 
@@ -227,14 +233,14 @@ def test_practice_answers(chapter3):
     assert chapter3["q1_kv_per_token"] == 262_144
     assert chapter3["q1_kv_32k_gb"] == pytest.approx(per_user / 1e9)
     assert chapter3["q1_users_exact"] == pytest.approx(free / per_user)
-    assert (chapter3["q1_users"], chapter3["q1_users_fp8"]) == (8, 17)                # 8.79 and 17.57
+    assert (chapter3["q1_users"], chapter3["q1_users_fp8"]) == (9, 19)                # 9.92 and 19.84
     # 2. DeepSeek-V3 (671,026,419,200 parameters) in FP8 on 8 H200s.
     free = 8 * H200_BYTES - 671_026_419_200
-    assert chapter3["q2_memory_gb"] == pytest.approx(1128)
+    assert chapter3["q2_memory_gb"] == pytest.approx(8 * H200_BYTES / 1e9)             # 1,206.0
     assert chapter3["q2_weights_gb"] == pytest.approx(671.026_419_2)                  # one byte per parameter
     assert chapter3["q2_free_gb"] == pytest.approx(free / 1e9)
     assert chapter3["q2_mla_128k_gb"] == pytest.approx(70_272 * CONTEXT_128K / 1e9)
-    assert chapter3["q2_mla_sequences"] == 49                                        # 456.97 / 9.21 = 49.6
+    assert chapter3["q2_mla_sequences"] == 58                                        # 535.01 / 9.21 = 58.1
     assert chapter3["q2_mha_128k_gb"] == pytest.approx(4_997_120 * CONTEXT_128K / 1e9)
     assert chapter3["q2_mha_tokens"] == pytest.approx(free / 4_997_120)
     # 3. 405B, 32 x 128K, FP8 weights and an NVFP4 cache (0.5625 B per value).
@@ -242,8 +248,8 @@ def test_practice_answers(chapter3):
     assert chapter3["q3_kv_tb"] == pytest.approx(2.164_663_517_184 * 0.5625 / 2)
     assert chapter3["q3_weights_gb"] == pytest.approx(405.853_388_8)
     assert chapter3["q3_total_tb"] == pytest.approx(total / 1e12)
-    assert chapter3["q3_h100s"] == pytest.approx(total / H100_BYTES)                 # 12.7
-    assert (chapter3["q3_gpus"], chapter3["q3_server_gpus"]) == (13, 16)
+    assert chapter3["q3_h100s"] == pytest.approx(total / H100_BYTES)                 # 11.86
+    assert (chapter3["q3_gpus"], chapter3["q3_server_gpus"]) == (12, 16)
     # 4. gpt-oss-120b: fixed 4,718,592 B against 36,864 B per token.
     assert chapter3["q4_tokens"] == pytest.approx(99 * 4_718_592 / 36_864)            # 12,672
     assert chapter3["q4_gb_128k"] == pytest.approx((36_864 * CONTEXT_128K + 4_718_592) / 1e9)
