@@ -76,6 +76,12 @@ def test_ttl_with_offload_worked_by_hand():
     compute_s = cost.step_time_s(chunks=[(10, 2050, True)])
     read_s = 2050 * KV / 50e9
     assert result.exposed_reload_s == pytest.approx(max(read_s, compute_s) + min(read_s, compute_s) / 32 - compute_s)
+    # A stalled step is GPU time whether it recomputes or waits for a reload: both are charged at 2 USD/h.
+    assert result.reload_usd == pytest.approx(result.exposed_reload_s * 2.0 / 3600) and result.reload_usd > 0
+    assert result.total_usd == pytest.approx(result.storage_usd + result.recompute_usd + result.reload_usd)
+    # Offload writes: A (1,100 tokens) at 70 s and B (2,050) at 90 s into DRAM, each at 50 GB/s, no latency.
+    assert result.offload_bytes == 3150 * KV
+    assert result.offload_write_s == pytest.approx(3150 * KV / 50e9)
     # Tokens of every step, prompt and output: 1,100 + 2,050 + 1,160 + 2,065 = 6,375.
     assert result.total_tokens == 6375
     assert result.usd_per_million_tokens == pytest.approx(result.total_usd / 6375 * 1e6)
@@ -169,3 +175,5 @@ def test_bad_input_is_named():
         PredictedReturn("yes", 60, 60)
     with pytest.raises(ValueError, match="differ"):
         replay_retention(_steps(), KeepAll(), MODEL, CHIP, [HBM, HBM])
+    with pytest.raises(ValueError, match="first tier must be the chip's HBM"):
+        replay_retention(_steps(), KeepAll(), MODEL, CHIP, [DRAM, HBM])

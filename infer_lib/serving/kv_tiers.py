@@ -278,9 +278,21 @@ def recompute_time_s(model: ModelConfig, chip: Chip, context_tokens: int, append
     ride along); the roofline can make a recompute a hair cheaper than a hit (it writes
     the prefix's KV where a hit reads it), which counts as 0. Introduced in ch-agentic-workloads.
     """
-    keywords = dict(bytes_per_param=bytes_per_param, bytes_per_kv_value=bytes_per_kv_value, dtype=dtype)
-    return max(0.0, recompute_step_time_s(model, chip, context_tokens, append_tokens, **keywords)
-               - cached_step_time_s(model, chip, context_tokens, append_tokens, **keywords))
+    t, a = _tokens(context_tokens, append_tokens)
+    return recompute_cost(_cost_model(model, chip, bytes_per_param, bytes_per_kv_value, dtype), t, a)[1]
+
+
+def recompute_cost(cost: StepCostModel, context_tokens: int, append_tokens: int) -> tuple[float, float]:
+    """(FLOPs, seconds) that recomputing a dropped prefix of ``context_tokens`` adds to a step of
+    ``append_tokens`` new tokens, priced by ``cost``: prefill(T + a) - prefill(a after T); seconds at least 0.
+
+    The one rule :func:`recompute_time_s` and ``retention.replay_retention`` share.
+    Introduced in ch-agentic-workloads.
+    """
+    t, a = context_tokens, append_tokens
+    full, cached = [(t + a, 0, True)], [(a, t, True)]
+    flops = cost.step_flops_and_bytes(chunks=full)[0] - cost.step_flops_and_bytes(chunks=cached)[0]
+    return flops, max(0.0, cost.step_time_s(chunks=full) - cost.step_time_s(chunks=cached))
 
 
 def reload_time_s(model: ModelConfig, context_tokens: int, tier: KVTier | Link | str, *,
@@ -313,9 +325,12 @@ def reload_step_time_s(model: ModelConfig, chip: Chip, context_tokens: int, appe
     compute_s = cached_step_time_s(model, chip, context_tokens, append_tokens, **keywords)
     bytes_per_s, latency_s = _read_path(tier)
     read_s = context_tokens * kv_bytes_per_token(model, bytes_per_kv_value) / bytes_per_s
-    if not overlap:
-        return latency_s + read_s + compute_s
-    return overlapped_reload_s(read_s, compute_s, latency_s, model.num_layers)
+    return _reload_step_s(read_s, compute_s, latency_s, model.num_layers, overlap)
+
+
+def _reload_step_s(read_s: float, compute_s: float, latency_s: float, num_layers: int, overlap: bool) -> float:
+    return overlapped_reload_s(read_s, compute_s, latency_s, num_layers) if overlap \
+        else latency_s + read_s + compute_s
 
 
 def overlapped_reload_s(read_s: float, compute_s: float, latency_s: float, num_layers: int) -> float:
@@ -335,9 +350,24 @@ def exposed_reload_time_s(model: ModelConfig, chip: Chip, context_tokens: int, a
                           bytes_per_kv_value: float = 2.0, dtype: str = "bf16") -> float:
     """Seconds a reload from ``tier`` adds to its step: reload step - cached step (what compute does not hide).
     Introduced in ch-agentic-workloads."""
-    keywords = dict(bytes_per_param=bytes_per_param, bytes_per_kv_value=bytes_per_kv_value, dtype=dtype)
-    return (reload_step_time_s(model, chip, context_tokens, append_tokens, tier, overlap=overlap, **keywords)
-            - cached_step_time_s(model, chip, context_tokens, append_tokens, **keywords))
+    t, a = _tokens(context_tokens, append_tokens)
+    bytes_per_s, latency_s = _read_path(tier)
+    cost = _cost_model(model, chip, bytes_per_param, bytes_per_kv_value, dtype)
+    return exposed_reload_cost_s(cost, t, a, t * kv_bytes_per_token(model, bytes_per_kv_value), bytes_per_s,
+                                 latency_s, overlap=overlap)
+
+
+def exposed_reload_cost_s(cost: StepCostModel, context_tokens: int, append_tokens: int, num_bytes: float,
+                          read_bytes_per_s: float, latency_s: float, *, overlap: bool = True) -> float:
+    """Seconds that reloading ``num_bytes`` of a prefix of ``context_tokens`` adds to a step of ``append_tokens``
+    priced by ``cost``: the reload step (layer by layer with ``overlap``) - the cached step.
+
+    The one rule :func:`exposed_reload_time_s` and ``retention.replay_retention`` share.
+    Introduced in ch-agentic-workloads.
+    """
+    compute_s = cost.step_time_s(chunks=[(append_tokens, context_tokens, True)])
+    return _reload_step_s(num_bytes / read_bytes_per_s, compute_s, latency_s, cost.model.num_layers,
+                          overlap) - compute_s
 
 
 def break_even_context_tokens(model: ModelConfig, chip: Chip, tier: KVTier | Link | str, *, append_tokens: int = 1,
@@ -362,9 +392,7 @@ def break_even_context_tokens(model: ModelConfig, chip: Chip, tier: KVTier | Lin
 
     def reload_wins(t: int) -> bool:
         compute_s = cost.step_time_s(chunks=[(a, t, True)])
-        read_s = t * kv_per_token / bytes_per_s
-        reload_s = overlapped_reload_s(read_s, compute_s, latency_s, layers) if overlap \
-            else latency_s + read_s + compute_s
+        reload_s = _reload_step_s(t * kv_per_token / bytes_per_s, compute_s, latency_s, layers, overlap)
         return reload_s < cost.step_time_s(chunks=[(t + a, 0, True)])
 
     low, high = 0, 1  # reload does not win at `low` (nothing to reload at 0); test `high`

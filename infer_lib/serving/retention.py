@@ -16,15 +16,23 @@ one tier down (past the last tier it is gone), and with ``lower_tier_hold_s`` dr
 waited there that long. When the session's next step arrives,
 the KV it can reuse (``return_predictor.reusable_tokens``) is served from the tier
 that holds it: HBM at no cost, a lower tier by a reload (bytes moved; the time it adds
-overlapped layer by layer), or nowhere: a recompute (its extra prefill FLOPs and time,
-priced as in ``kv_tiers``). A session's first step has nothing to reuse.
+overlapped layer by layer), or nowhere: a recompute (its extra prefill FLOPs and time).
+Both are priced by ``kv_tiers``' own rules (``recompute_cost``, ``exposed_reload_cost_s``).
+A session's first step has nothing to reuse.
 
 Metrics: hit rate per tier (tokens served there / prompt tokens of the steps after a
 session's first, TraceLab's denominator), tokens and prefill FLOPs recomputed, bytes
 reloaded and the time reloads and recomputes add, GB-hours each tier holds idle KV,
-and the cost: storage (GB-hours x price) plus recompute time at the GPU's hourly price,
-per session and per million tokens (prompt + output of every step). Holding stops when
-the trace ends (the last step's end).
+and the cost: storage (GB-hours x price) plus the GPU time misses add, recompute time
+and the reload time compute does not hide alike (both stall the step, so both are
+charged at the GPU's hourly price), per session and per million tokens (prompt + output
+of every step). Holding stops when the trace ends (the last step's end).
+
+Offloading writes each evicted entry to the next tier: ``offload_bytes`` and
+``offload_write_s`` (bytes / the tier's write bandwidth + its latency, per entry)
+report that traffic. It is not charged: the copy runs while the session is idle, on
+the link's copy engine, not in a step; a link busy with writes would delay reloads, a
+queue this replay does not model.
 
 Introduced in ch-agentic-workloads.
 """
@@ -42,7 +50,7 @@ from infer_lib.checks import require_choice, require_positive_number
 from infer_lib.hardware import Chip
 from infer_lib.models import ModelConfig
 from infer_lib.serving.cost_model import StepCostModel
-from infer_lib.serving.kv_tiers import ASSUMED_GPU_USD_PER_HOUR, KVTier, overlapped_reload_s
+from infer_lib.serving.kv_tiers import ASSUMED_GPU_USD_PER_HOUR, KVTier, exposed_reload_cost_s, recompute_cost
 from infer_lib.serving.return_predictor import ReturnPredictor, StepHistory, step_histories
 from infer_lib.units import GB
 
@@ -148,6 +156,9 @@ class RetentionResult:
     storage_usd: float
     recompute_usd: float
     total_tokens: int
+    reload_usd: float = 0.0
+    offload_bytes: float = 0.0
+    offload_write_s: float = 0.0
 
     @property
     def hit_rate_by_tier(self) -> dict[str, float]:
@@ -162,8 +173,8 @@ class RetentionResult:
 
     @property
     def total_usd(self) -> float:
-        """Storage plus recompute cost."""
-        return self.storage_usd + self.recompute_usd
+        """Storage, plus the GPU time of recomputes and of exposed reloads."""
+        return self.storage_usd + self.recompute_usd + self.reload_usd
 
     @property
     def usd_per_session(self) -> float:
@@ -202,7 +213,7 @@ def replay_retention(steps: Iterable, policy: RetentionPolicy, model: ModelConfi
     most of it weights and running requests: not a limit here); the others keep what fits
     their ``capacity_bytes``, each entry for at most ``lower_tier_hold_s`` after it arrives
     there (then it is dropped; default: until capacity pushes it out). ``gpu_usd_per_hour``
-    prices recompute time.
+    prices recompute time and exposed reload time.
     Introduced in ch-agentic-workloads.
     """
     if not isinstance(policy, RetentionPolicy):
@@ -211,6 +222,9 @@ def replay_retention(steps: Iterable, policy: RetentionPolicy, model: ModelConfi
     tiers = list(tiers)
     if not tiers or not all(isinstance(tier, KVTier) for tier in tiers):
         raise TypeError("tiers must be a non-empty list of KVTier, HBM first (kv_tiers.tier_catalogue(chip)).")
+    if tiers[0].name != "HBM":
+        raise ValueError(f"the first tier must be the chip's HBM (named 'HBM', as kv_tiers.tier_catalogue(chip)[0]), "
+                         f"where steps run and hits cost nothing; got {tiers[0].name!r} first.")
     require_positive_number("gpu_usd_per_hour", gpu_usd_per_hour)
     lower_tier_hold_s = _require_at_least_zero("lower_tier_hold_s", lower_tier_hold_s)
     histories = step_histories(steps)
@@ -229,7 +243,7 @@ def replay_retention(steps: Iterable, policy: RetentionPolicy, model: ModelConfi
     order = 0
     tokens_by_tier = dict.fromkeys(names, 0)
     totals = dict(prompt=0, fresh=0, recomputed=0, flops=0.0, recompute_s=0.0, reload_bytes=0.0, reload_s=0.0,
-                  all_tokens=0)
+                  all_tokens=0, offload_bytes=0.0, offload_write_s=0.0)
 
     def leave(entry: _Entry, now_s: float) -> None:
         level = entry.tier
@@ -247,6 +261,9 @@ def replay_retention(steps: Iterable, policy: RetentionPolicy, model: ModelConfi
             place(entry, level + 1, now_s)
             return
         nonlocal order
+        if level > 0:
+            totals["offload_bytes"] += entry.num_bytes
+            totals["offload_write_s"] += tiers[level].write_time_s(entry.num_bytes)
         entry.tier, entry.since_s = level, now_s
         held[level][entry.session_id] = entry
         held_bytes[level] += entry.num_bytes
@@ -334,20 +351,17 @@ def replay_retention(steps: Iterable, policy: RetentionPolicy, model: ModelConfi
             if entry.tier is None:
                 totals["recomputed"] += reusable
                 if reusable:
-                    full = cost.step_flops_and_bytes(chunks=[(prompt, 0, True)])[0]
-                    cached = cost.step_flops_and_bytes(chunks=[(new_tokens, reusable, True)])[0]
-                    totals["flops"] += full - cached
-                    totals["recompute_s"] += max(0.0, cost.step_time_s(chunks=[(prompt, 0, True)])
-                                                 - cost.step_time_s(chunks=[(new_tokens, reusable, True)]))
+                    flops, seconds = recompute_cost(cost, reusable, new_tokens)
+                    totals["flops"] += flops
+                    totals["recompute_s"] += seconds
             else:
                 tokens_by_tier[names[entry.tier]] += reusable
                 if entry.tier > 0:
                     tier = tiers[entry.tier]
                     num_bytes = reusable * kv_per_token
-                    compute_s = cost.step_time_s(chunks=[(new_tokens, reusable, True)])
                     totals["reload_bytes"] += num_bytes
-                    totals["reload_s"] += overlapped_reload_s(num_bytes / tier.read_bytes_per_s, compute_s,
-                                                              tier.latency_s, model.num_layers) - compute_s
+                    totals["reload_s"] += exposed_reload_cost_s(cost, reusable, new_tokens, num_bytes,
+                                                                tier.read_bytes_per_s, tier.latency_s)
                 leave(entry, now)
         entry.version += 1
         entry.active = True
@@ -372,7 +386,8 @@ def replay_retention(steps: Iterable, policy: RetentionPolicy, model: ModelConfi
         recomputed_tokens=totals["recomputed"], recompute_flops=totals["flops"], recompute_s=totals["recompute_s"],
         reload_bytes=totals["reload_bytes"], exposed_reload_s=totals["reload_s"], gb_hours_by_tier=gb_hours,
         storage_usd=storage_usd, recompute_usd=totals["recompute_s"] * gpu_usd_per_hour / 3600,
-        total_tokens=totals["all_tokens"])
+        total_tokens=totals["all_tokens"], reload_usd=totals["reload_s"] * gpu_usd_per_hour / 3600,
+        offload_bytes=totals["offload_bytes"], offload_write_s=totals["offload_write_s"])
 
 
 def _require_at_least_zero(field: str, value: object) -> float:
