@@ -35,6 +35,15 @@ def require_positive_number(field: str, value: object) -> float:
     return float(value)
 
 
+def require_non_negative_number(field: str, value: object) -> float:
+    """Return ``value`` as a float if it is a finite number >= 0 (a latency, a byte count), else raise naming ``field``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{field} must be a number >= 0, got {value!r} ({type(value).__name__}).")
+    if not 0 <= value < float("inf"):
+        raise ValueError(f"{field} must be a finite number >= 0, got {value}.")
+    return float(value)
+
+
 def require_divisible(field: str, value: int, divisor_field: str, divisor: int) -> None:
     """Raise ValueError unless ``value`` is a multiple of ``divisor``."""
     if value % divisor != 0:

@@ -9,10 +9,13 @@ WSE-3) live here because only this chapter uses them. Prices are assumptions.
 
 Decode across N tensor-parallel chips (:func:`tensor_parallel_decode`): the
 roofline of ``infer_lib.roofline`` on a group chip with N times the FLOP/s and
-bandwidth, plus two all-reduces per layer (after attention and after the FFN),
-each costing one hop latency plus a ring all-reduce's bytes, 2 (N - 1) / N x
-batch x d_model x activation bytes, over the link. Nothing overlaps the
-synchronisation, so it is the share of the step the chips wait. Introduced in
+bandwidth (:func:`group_chip`), plus two all-reduces per layer (after attention and
+after the FFN). An all-reduce (:func:`allreduce_time_s`) costs a number of latency
+steps that depends on its algorithm (:data:`ALLREDUCE_ALGORITHMS`: one for a
+reduction done inside the switch, 2 (N - 1) for a ring, 2 log2 N for recursive
+halving and doubling) times an assumed latency per step, plus a bandwidth-optimal
+2 (N - 1) / N x batch x d_model x activation bytes over the link. Nothing overlaps
+the synchronisation, so it is the share of the step the chips wait. Introduced in
 ch-hardware-futures.
 """
 
@@ -21,12 +24,18 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
-from infer_lib.checks import require_non_negative_int, require_positive_int, require_positive_number
-from infer_lib.hardware import Chip, get_chip, get_link
+from infer_lib import published
+from infer_lib.accounting import kv_cache_bytes, weight_bytes
+from infer_lib.checks import (
+    require_choice,
+    require_non_negative_int,
+    require_non_negative_number,
+    require_positive_int,
+    require_positive_number,
+)
+from infer_lib.hardware import CHIPS, Chip, get_chip
 from infer_lib.models import ModelConfig
 from infer_lib.roofline import estimate_decode_step
-from infer_lib.accounting import kv_cache_bytes, weight_bytes
-from infer_lib.published import DataPoint
 from infer_lib.units import GB, MB, PETA, TB, TERA
 
 
@@ -72,8 +81,10 @@ class ChipProfile:
 
 #: Assumed purchase prices (USD per chip, in a server): round figures, not quotations.
 ASSUMED_PRICE_USD = {"H100 SXM": 25_000.0, "H200": 32_000.0, "B200": 40_000.0, "MI300X": 15_000.0}
-#: Assumed latency of one hop of a scale-up link: the catalogue's NVLink assumption.
-ASSUMED_HOP_LATENCY_S = get_link("NVLink 4").latency_s
+#: Assumed latency of one step of a small-message all-reduce over a scale-up link (a pass through the switch
+#: with the software around it): 2 us, a round figure of the order NCCL reports for small all-reduces on
+#: NVLink. It is this module's own assumption, not a measured figure, and the chapter varies it.
+ASSUMED_HOP_LATENCY_S = 2e-6
 
 
 def gpu_profile(name: str, dtype: str = "bf16") -> ChipProfile:
@@ -99,15 +110,20 @@ SRAM_CHIPS: dict[str, ChipProfile] = {
             source="GroqChip v1 as reported by TechPowerUp: 188 TFLOP/s FP16, 750 TOPS INT8, 230 MB SRAM, 80 TB/s",
             bibkey="groqv1", notes="ridge 2.35 FLOP/byte in FP16 (9.4 in INT8)"),
         ChipProfile(
-            name="Groq 3 LPU", dtype="fp8", dense_flops_per_s=1.2 * PETA,
-            tiers=(MemoryTier("SRAM", 500 * MB, 150 * TB, "secondary"),),
-            # LPX rack: 640 TB/s of scale-up bandwidth over 256 LPUs = 2.5 TB/s per chip (derived).
-            link_bytes_per_s=640 * TB / 256, link_latency_s=ASSUMED_HOP_LATENCY_S, power_w=None, price_usd=None,
-            source="Groq 3 LPU as reported from NVIDIA GTC 2026: about 500 MB SRAM (512 MB in one report), "
-                   "150 TB/s, 1.2 PFLOP/s FP8; LPX rack 256 LPUs, 640 TB/s",
-            bibkey="groq3lpu", notes="ridge 8 FLOP/byte in FP8; link per chip derived from the rack figure"),
+            name="Groq 3 LPU", dtype="fp8", dense_flops_per_s=published.GROQ3_FP8_FLOPS_PER_S.value,
+            tiers=(MemoryTier("SRAM", published.GROQ3_SRAM_BYTES.value, published.GROQ3_SRAM_BYTES_PER_S.value,
+                              "secondary"),),
+            # LPX rack: 640 TB/s over 256 LPUs = 2.5 TB/s per chip. The reports do not say which direction;
+            # NVIDIA's rack figures add both directions (NVL72: 72 x 1.8 TB/s = 130 TB/s), so this reads it
+            # the same way and halves it: 1.25 TB/s each way (derived, direction assumed).
+            link_bytes_per_s=published.GROQ3_LPX_SCALE_UP_BYTES_PER_S.value / published.GROQ3_LPX_CHIPS.value / 2,
+            link_latency_s=ASSUMED_HOP_LATENCY_S, power_w=None, price_usd=None,
+            source=published.GROQ3_SOURCE, bibkey="groq3lpu",
+            notes="ridge 8 FLOP/byte in FP8; link per chip derived from the rack figure, read as a two-way sum"),
         ChipProfile(
-            name="Cerebras WSE-3", dtype="fp16", dense_flops_per_s=125 * PETA,
+            # The only compute figure reported is a sparse headline, so the dtype says so: it is not a dense
+            # peak like every other profile's, and its ridge point is an upper bound.
+            name="Cerebras WSE-3", dtype="fp16 sparse", dense_flops_per_s=125 * PETA,
             tiers=(MemoryTier("SRAM", 44 * GB, 21_000 * TB, "secondary"),),
             link_bytes_per_s=None, link_latency_s=ASSUMED_HOP_LATENCY_S, power_w=23_000.0, price_usd=None,
             source="Cerebras WSE-3 as reported (Hot Chips 2024 copies): 44 GB on-wafer SRAM, 21 PB/s, "
@@ -120,10 +136,18 @@ SRAM_CHIPS: dict[str, ChipProfile] = {
 
 
 def get_profile(name: str) -> ChipProfile:
-    """An SRAM chip from :data:`SRAM_CHIPS` or a catalogue GPU (BF16) by name."""
+    """An SRAM chip from :data:`SRAM_CHIPS` or a catalogue GPU (BF16) by name; an unknown name lists both."""
+    require_choice("chip profile", name, [*SRAM_CHIPS, *CHIPS])
     if name in SRAM_CHIPS:
         return SRAM_CHIPS[name]
     return gpu_profile(name)
+
+
+def group_chip(chip: Chip, dtype: str, num_chips: int) -> Chip:
+    """``num_chips`` copies of ``chip`` working as one: N x FLOP/s (in ``dtype``), N x bandwidth, N x capacity."""
+    n = require_positive_int("num_chips", num_chips)
+    return replace(chip, dense_flops_per_s={dtype: n * chip.peak_flops_per_s(dtype)},
+                   memory_bytes=n * chip.memory_bytes, memory_bytes_per_s=n * chip.memory_bytes_per_s)
 
 
 def chips_to_hold(num_bytes: float, bytes_per_chip: float) -> int:
@@ -139,18 +163,42 @@ def chips_to_hold(num_bytes: float, bytes_per_chip: float) -> int:
     return math.ceil(round(num_bytes / bytes_per_chip, 9))
 
 
-def allreduce_time_s(message_bytes: float, num_chips: int, link_bytes_per_s: float, hop_latency_s: float) -> float:
-    """One all-reduce: hop latency + 2 (N - 1) / N x message bytes / one-direction link bandwidth (ring).
+#: All-reduce algorithms by the number of latency steps they take on N chips. "in-switch": the switch adds
+#: the partial results (NVLink SHARP style), one step; "ring": 2 (N - 1) steps; "halving-doubling": recursive
+#: halving then doubling (Rabenseifner), 2 ceil(log2 N) steps. All three move the bandwidth-optimal
+#: 2 (N - 1) / N x message bytes per chip.
+ALLREDUCE_ALGORITHMS = {
+    "in-switch": lambda n: 1,
+    "ring": lambda n: 2 * (n - 1),
+    "halving-doubling": lambda n: 2 * math.ceil(math.log2(n)),
+}
 
-    Zero for one chip. The latency term counts one hop, as through a switch; a ring of
-    N chips would pay it 2 (N - 1) times. Introduced in ch-hardware-futures.
+
+def allreduce_latency_steps(num_chips: int, algorithm: str = "in-switch") -> int:
+    """Latency steps of one all-reduce over ``num_chips`` chips (see :data:`ALLREDUCE_ALGORITHMS`); 0 for one chip.
+
+    8 chips: 1 in the switch, 14 in a ring, 6 halving and doubling. Introduced in ch-hardware-futures.
     """
     n = require_positive_int("num_chips", num_chips)
-    if n == 1:
+    require_choice("all-reduce algorithm", algorithm, ALLREDUCE_ALGORITHMS)
+    return 0 if n == 1 else ALLREDUCE_ALGORITHMS[algorithm](n)
+
+
+def allreduce_time_s(message_bytes: float, num_chips: int, link_bytes_per_s: float, step_latency_s: float,
+                     algorithm: str = "in-switch") -> float:
+    """One all-reduce: latency steps x ``step_latency_s`` + 2 (N - 1) / N x message bytes / one-way link bandwidth.
+
+    The number of latency steps is :func:`allreduce_latency_steps` for ``algorithm``. Zero for
+    one chip. 8 chips, 16 KiB, 450 GB/s, 2 us in a ring: 14 x 2 us + 1.75 x 16,384 / 450e9 s.
+    Introduced in ch-hardware-futures.
+    """
+    require_non_negative_number("message_bytes", message_bytes)
+    require_non_negative_number("step_latency_s", step_latency_s)
+    steps = allreduce_latency_steps(num_chips, algorithm)
+    if steps == 0:
         return 0.0
-    if message_bytes < 0 or hop_latency_s < 0:
-        raise ValueError("message_bytes and hop_latency_s must be >= 0.")
-    return hop_latency_s + 2 * (n - 1) / n * message_bytes / require_positive_number(
+    n = num_chips
+    return steps * step_latency_s + 2 * (n - 1) / n * message_bytes / require_positive_number(
         "link_bytes_per_s", link_bytes_per_s)
 
 
@@ -192,64 +240,56 @@ class DecodeEstimate:
 
 def tensor_parallel_decode(model: ModelConfig, profile: ChipProfile, num_chips: int, batch_size: int,
                            context_tokens: int, *, hop_latency_s: float | None = None,
-                           bytes_per_param: float = 2, bytes_per_kv_value: float = 2,
-                           activation_bytes: float = 2) -> DecodeEstimate:
+                           allreduce_algorithm: str = "in-switch", bytes_per_param: float = 2,
+                           bytes_per_kv_value: float = 2, activation_bytes: float = 2) -> DecodeEstimate:
     """A decode step of ``model`` split over ``num_chips`` chips (see the module docstring).
 
-    ``hop_latency_s`` defaults to the profile's. ``fits`` says whether the weights and the
-    batch's KV cache fit in the chips' first tiers together. Introduced in ch-hardware-futures.
+    ``hop_latency_s`` is the latency of one all-reduce step (defaults to the profile's);
+    ``allreduce_algorithm`` says how many steps an all-reduce takes ("in-switch" by default:
+    one, as when the switch adds the partial results). ``fits`` says whether the weights
+    and the batch's KV cache fit in the chips' first tiers together; beyond
+    ``num_kv_heads`` chips each KV head's cache is held (and read) by N / H_kv chips.
+    Introduced in ch-hardware-futures.
     """
     n = require_positive_int("num_chips", num_chips)
     b = require_positive_int("batch_size", batch_size)
     require_non_negative_int("context_tokens", context_tokens)
-    chip = profile.as_roofline_chip()
-    group = replace(chip, dense_flops_per_s={profile.dtype: n * profile.dense_flops_per_s},
-                    memory_bytes=n * chip.memory_bytes, memory_bytes_per_s=n * chip.memory_bytes_per_s)
+    group = group_chip(profile.as_roofline_chip(), profile.dtype, n)
     roofline_s = estimate_decode_step(model, group, b, context_tokens, bytes_per_param, bytes_per_kv_value,
                                       profile.dtype).time_s
     latency = profile.link_latency_s if hop_latency_s is None else hop_latency_s
     if n > 1 and profile.link_bytes_per_s is None:
         raise ValueError(f"{profile.name} has no sourced link bandwidth; it cannot be split over {n} chips here.")
     per_allreduce = allreduce_time_s(b * model.d_model * activation_bytes, n, profile.link_bytes_per_s or 1.0,
-                                     latency)
+                                     latency, allreduce_algorithm)
     sync_s = 2 * model.num_layers * per_allreduce
-    held = weight_bytes(model, bytes_per_param) + b * kv_cache_bytes(model, context_tokens, bytes_per_kv_value)
+    kv_copies = max(1.0, n / model.num_kv_heads)
+    held = weight_bytes(model, bytes_per_param) + kv_copies * b * kv_cache_bytes(model, context_tokens,
+                                                                                  bytes_per_kv_value)
     return DecodeEstimate(n, b, roofline_s, sync_s, held <= group.memory_bytes)
 
 
 # --- the trend: FLOP/s against bandwidth ---------------------------------------------------------------
 
 #: V100 SXM2 (2017), for the decade's trend only: 125 TFLOP/s FP16 tensor (no sparsity), 0.9 TB/s HBM2.
-V100 = Chip(name="V100", dense_flops_per_s={"bf16": 125 * TERA}, memory_bytes=16 * GB, memory_bytes_per_s=0.9 * TB,
+V100 = Chip(name="V100", dense_flops_per_s={"fp16": 125 * TERA}, memory_bytes=16 * GB, memory_bytes_per_s=0.9 * TB,
             power_w=300, source="NVIDIA V100 datasheet (SXM2): 125 TFLOPS tensor (FP16), 900 GB/s",
-            bibkey="nvidiaV100", notes="FP16, not BF16 (V100 has no BF16): the key is the tensor-core 16-bit rate")
+            bibkey="nvidiaV100", notes="FP16 (V100 has no BF16): its tensor-core 16-bit rate")
 
 #: The GPUs of the trend, with the year each shipped: V100 and the catalogue's NVIDIA parts.
 TREND_CHIPS = ((2017, V100), (2020, get_chip("A100 80GB")), (2022, get_chip("H100 SXM")), (2024, get_chip("B200")))
 
 
-_MA_PATTERSON = ("Ma and Patterson, IEEE Computer 2026 (arXiv 2601.05047), read in a full-text copy of the "
-                 "paper body, not the arXiv page itself")
-
-#: What Ma and Patterson report for 2012-2022 (NVIDIA GPUs, 64-bit FLOP/s): the catalogue has neither
-#: FP64 peaks nor 2012 parts, so the book cannot recompute these two and says so.
-MA_PATTERSON_FLOPS_GROWTH = DataPoint("NVIDIA GPU 64-bit FLOP/s growth, 2012 to 2022", 80.0, "x", "2026",
-                                      _MA_PATTERSON, "mapatterson2026")
-MA_PATTERSON_BANDWIDTH_GROWTH = DataPoint("NVIDIA GPU memory bandwidth growth, 2012 to 2022", 17.0, "x", "2026",
-                                          _MA_PATTERSON, "mapatterson2026")
-MA_PATTERSON_HBM_PRICE_GROWTH = DataPoint("HBM price per GB and per GB/s, per stack, 2023 to 2025", 1.35, "x",
-                                          "2026", _MA_PATTERSON, "mapatterson2026")
-#: Davies, Crago, Sankaralingam and Kozyrakis (arXiv 2507.14397): exposed synchronisation latency of a
-#: collective "must be around 1us else they make the memory bandwidth ineffective".
-DAVIES_SYNC_LATENCY_S = DataPoint("exposed synchronisation latency a collective must stay near", 1e-6, "s", "2025",
-                                  "Davies et al., arXiv 2507.14397, abstract", "davies2025efficient")
+def tensor_16bit_flops_per_s(chip: Chip) -> float:
+    """A chip's dense 16-bit tensor peak: BF16 where the chip has it, else FP16 (the V100)."""
+    return chip.peak_flops_per_s("bf16" if "bf16" in chip.dense_flops_per_s else "fp16")
 
 
-def flops_and_bandwidth_growth(before: Chip, after: Chip, dtype: str = "bf16") -> tuple[float, float]:
-    """(peak FLOP/s growth, memory bandwidth growth) from ``before`` to ``after``: two ratios.
+def flops_and_bandwidth_growth(before: Chip, after: Chip) -> tuple[float, float]:
+    """(16-bit peak FLOP/s growth, memory bandwidth growth) from ``before`` to ``after``: two ratios.
 
     V100 -> B200: 2,250 / 125 = 18.0x FLOP/s against 8 / 0.9 = 8.9x bandwidth.
     Introduced in ch-hardware-futures.
     """
-    return (after.peak_flops_per_s(dtype) / before.peak_flops_per_s(dtype),
+    return (tensor_16bit_flops_per_s(after) / tensor_16bit_flops_per_s(before),
             after.memory_bytes_per_s / before.memory_bytes_per_s)
