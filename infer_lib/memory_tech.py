@@ -14,17 +14,27 @@ known:
   publishes them for every technology on one basis.
 
 HBM bandwidth per stack follows from the interface: bus width (bits) / 8 x data
-rate per pin (``infer_lib.hardware.memory_interface_bytes_per_s``). Capacities and
-bandwidths are decimal (GB = 1e9 bytes). Introduced in ch-hardware-futures.
+rate per pin (``infer_lib.hardware.memory_interface_bytes_per_s``). Bandwidths are
+decimal (GB/s = 1e9 bytes/s). DRAM capacities are binary, as ``infer_lib.hardware``
+counts GPU memory: an HBM stack's "64 GB" is 16 dies of 32 Gb = 64 GiB = 68.7e9 bytes.
+SRAM and drive capacities stay decimal, as reported.
+
+Energy per bit here is the cost of moving a bit between the memory and the logic
+that uses it. Chapter 1's 20 to 40 pJ/bit (Horowitz's 1.3 to 2.6 nJ per 64-bit read)
+is for off-chip DDR3 at 45 nm in 2014, long board traces and a row activation per
+read included; HBM's short, wide wires through an interposer, on newer processes,
+cost a few pJ/bit, the order of the 4 pJ/bit assumed below. Introduced in
+ch-hardware-futures.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from infer_lib.checks import require_choice, require_positive_number
+from infer_lib import published
+from infer_lib.checks import require_choice, require_non_negative_number, require_positive_number
 from infer_lib.hardware import memory_interface_bytes_per_s
-from infer_lib.units import GB, MB, TB
+from infer_lib.units import GB, MB, TB, GiB
 
 STATUSES = ("verified", "secondary", "vendor claim", "derived", "assumption")
 """How well a figure is known, from best to least; every figure below carries one."""
@@ -69,7 +79,8 @@ ASSUMED_LPDDR_PJ_PER_BIT = 5.0
 ASSUMED_GDDR_USD_PER_GB = 6.0
 ASSUMED_GDDR_PJ_PER_BIT = 7.5
 ASSUMED_NAND_USD_PER_GB = 0.08
-ASSUMED_FLASH_PJ_PER_BIT = 10.0
+ASSUMED_FLASH_PJ_PER_BIT = 10.0   # flash in the package, beside the logic (HBF), short wires like HBM's
+ASSUMED_SSD_PJ_PER_BIT = 200.0    # a drive: about 25 W while reading 14 GB/s is 25 / (14e9 x 8) = 223 pJ/bit
 
 # SRAM is paid for as logic-die area, so its cost per GB follows from three assumptions:
 # a leading-edge wafer price, the usable area of a 300 mm wafer, and SRAM density with its periphery.
@@ -82,12 +93,15 @@ ASSUMED_SRAM_MBIT_PER_MM2 = 30.0
 HBF_CAPACITY_MULTIPLE_CLAIM = (8.0, 16.0)
 HBF_CLAIM_SOURCE = ("SanDisk blog by CTO Alper Ilkbahar, 2025-08-11: '8 to 16x the capacity of High Bandwidth "
                     "Memory (HBM), while delivering the same read bandwidth at the same price points'")
+#: Where the HBF row's two figures come from, with the disclosure that belongs beside them.
+HBF_ROW_SOURCE = ("512 GB and 1,638 GB/s per stack: Ma and Patterson's Table 3, read only in a secondary copy "
+                  "(neither figure is in SanDisk's blog). Disclosure: David Patterson sits on SanDisk's HBF "
+                  "Technical Advisory Board (SanDisk press release, 24 July 2025). Price: " + HBF_CLAIM_SOURCE)
 
 # Flash's two limits for chapter 10's calculators: round assumptions for today's NAND.
 ASSUMED_FLASH_ENDURANCE_CYCLES = 3000.0     # program/erase cycles of TLC NAND (QLC is nearer 1,000)
 ASSUMED_FLASH_PAGE_READ_LATENCY_S = 50e-6   # one page read of NAND, tens of microseconds
 ASSUMED_FLASH_PAGE_BYTES = 16 * 1024        # a NAND page
-ASSUMED_HBM_READ_LATENCY_S = 100e-9         # a DRAM access, about a hundred nanoseconds
 
 
 def sram_silicon_usd_per_gb(wafer_usd: float = ASSUMED_WAFER_USD,
@@ -127,60 +141,60 @@ MEMORIES: dict[str, MemoryTechnology] = {
     for m in (
         MemoryTechnology(
             "SRAM (Groq 3 LPU)", "SRAM", "one chip's on-die SRAM",
-            500 * MB, "secondary", 150 * TB, "secondary",
+            published.GROQ3_SRAM_BYTES.value, "secondary", published.GROQ3_SRAM_BYTES_PER_S.value, "secondary",
             sram_silicon_usd_per_gb(), "assumption", ASSUMED_SRAM_PJ_PER_BIT, "assumption",
-            "Groq 3 LPU as reported from GTC 2026 (about 500 MB, 150 TB/s; one report says 512 MB)",
-            "groq3lpu",
+            published.GROQ3_SOURCE, published.GROQ3_SRAM_BYTES.bibkey,
             "cost: silicon area only, from sram_silicon_usd_per_gb's three assumptions"),
         MemoryTechnology(
             "HBM2", "HBM", "one stack, 1,024 bits",
-            8 * GB, "assumption", hbm_stack_bytes_per_s(1024, 2.0), "secondary",
+            8 * GiB, "assumption", hbm_stack_bytes_per_s(1024, 2.0), "secondary",
             ASSUMED_HBM_USD_PER_GB, _ASSUMED_HBM_COST, ASSUMED_HBM_PJ_PER_BIT, "assumption",
             _HBM_SOURCE, "jedechbm", "capacity: an 8-high stack of 8 Gb dies, a typical part (assumption)"),
         MemoryTechnology(
             "HBM2E", "HBM", "one stack, 1,024 bits",
-            16 * GB, "assumption", hbm_stack_bytes_per_s(1024, 3.6), "secondary",
+            16 * GiB, "assumption", hbm_stack_bytes_per_s(1024, 3.6), "secondary",
             ASSUMED_HBM_USD_PER_GB, _ASSUMED_HBM_COST, ASSUMED_HBM_PJ_PER_BIT, "assumption",
             _HBM_SOURCE, "jedechbm", "SK hynix's 3.6 Gb/s part; Samsung's Flashbolt ran 3.2 Gb/s (410 GB/s)"),
         MemoryTechnology(
             "HBM3", "HBM", "one stack, 1,024 bits",
-            16 * GB, "derived", hbm_stack_bytes_per_s(1024, 6.4), "secondary",
+            80 * GiB / 5, "derived", hbm_stack_bytes_per_s(1024, 6.4), "secondary",
             ASSUMED_HBM_USD_PER_GB, _ASSUMED_HBM_COST, ASSUMED_HBM_PJ_PER_BIT, "assumption",
-            _HBM_SOURCE, "jedechbm", "capacity: the H100's 80 GB over its five active stacks"),
+            _HBM_SOURCE, "jedechbm", "capacity: the H100's 80 GiB of HBM3 over its five active stacks"),
         MemoryTechnology(
             "HBM3E", "HBM", "one stack, 1,024 bits",
-            36 * GB, "secondary", 1.2 * TB, "secondary",
+            36 * GiB, "secondary", 1.2 * TB, "secondary",
             ASSUMED_HBM_USD_PER_GB, _ASSUMED_HBM_COST, ASSUMED_HBM_PJ_PER_BIT, "assumption",
-            _HBM_SOURCE, "jedechbm", "Micron 12-high, above 9.2 Gb/s per pin"),
+            _HBM_SOURCE, "jedechbm", "Micron 12-high (12 dies of 24 Gb = 36 GiB), above 9.2 Gb/s per pin"),
         MemoryTechnology(
             "HBM4", "HBM", "one stack, 2,048 bits",
-            64 * GB, "secondary", hbm_stack_bytes_per_s(2048, 8.0), "secondary",
+            64 * GiB, "secondary", hbm_stack_bytes_per_s(2048, 8.0), "secondary",
             ASSUMED_HBM_USD_PER_GB, _ASSUMED_HBM_COST, ASSUMED_HBM_PJ_PER_BIT, "assumption",
             _HBM_SOURCE, "jedechbm", "JEDEC's ceiling (16-high, 32 Gb dies); vendor samples exceed 2.8 TB/s"),
         MemoryTechnology(
             "LPDDR5X", "LPDDR", "one 64-bit package",
-            16 * GB, "assumption", memory_interface_bytes_per_s(64, 8533e6), "derived",
+            16 * GiB, "assumption", memory_interface_bytes_per_s(64, 8533e6), "derived",
             ASSUMED_LPDDR_USD_PER_GB, "assumption", ASSUMED_LPDDR_PJ_PER_BIT, "assumption",
             "JEDEC JESD209-5B: 8,533 MT/s top rate; 64 bits / 8 x 8,533 MT/s = 68.3 GB/s per package",
             "jedec2021lpddr5x", "a package width of 64 bits and 16 GB are assumptions"),
         MemoryTechnology(
             "GDDR6", "GDDR", "one 32-bit chip",
-            2 * GB, "assumption", memory_interface_bytes_per_s(32, 16e9), "assumption",
+            2 * GiB, "assumption", memory_interface_bytes_per_s(32, 16e9), "assumption",
             ASSUMED_GDDR_USD_PER_GB, "assumption", ASSUMED_GDDR_PJ_PER_BIT, "assumption",
             "a 16 Gb chip at 16 Gb/s per pin over 32 bits: 64 GB/s (round assumptions, no source checked)",
             "", "the memory of graphics cards: fast per pin, few gigabytes per chip"),
         MemoryTechnology(
             "HBF", "flash", "one stack (as claimed)",
-            512 * GB, "vendor claim", 1638 * GB, "vendor claim",
-            ASSUMED_HBM_USD_PER_GB * 64 / 512, "vendor claim", ASSUMED_FLASH_PJ_PER_BIT, "assumption",
-            HBF_CLAIM_SOURCE + "; 512 GB and 1,638 GB/s per stack from Ma and Patterson's Table 3, read only "
-            "in a secondary copy", "sandiskhbf2025",
-            "cost: 'same price' as an HBM4 stack (64 GB) for 512 GB, i.e. HBM's $/GB / 8 (vendor claim)"),
+            512 * GiB, "secondary", 1638 * GB, "secondary",
+            ASSUMED_HBM_USD_PER_GB / 8, "vendor claim", ASSUMED_FLASH_PJ_PER_BIT, "assumption",
+            HBF_ROW_SOURCE, "mapatterson2026",
+            "capacity read in the same binary unit as HBM4's 64 GB (the paper's ratio is 8); bandwidth 80% of "
+            "an HBM4 stack's 2,048 GB/s; cost: 'same price' as an HBM4 stack for 8 times the bytes, i.e. HBM's "
+            "$/GB / 8 (vendor claim)"),
         MemoryTechnology(
             "NAND SSD", "flash", "one drive",
             8 * TB, "assumption", 14 * GB, "assumption",
-            ASSUMED_NAND_USD_PER_GB, "assumption", ASSUMED_FLASH_PJ_PER_BIT, "assumption",
-            "a PCIe 5.0 data-centre drive: 8 TB, 14 GB/s (round assumptions)", ""),
+            ASSUMED_NAND_USD_PER_GB, "assumption", ASSUMED_SSD_PJ_PER_BIT, "assumption",
+            "a PCIe 5.0 data-centre drive: 8 TB, 14 GB/s, about 25 W (round assumptions)", ""),
     )
 }
 
@@ -196,5 +210,5 @@ def memory_power_w(bytes_per_s: float, pj_per_bit: float) -> float:
 
     8 TB/s at 4 pJ/bit: 8e12 x 8 x 4e-12 = 256 W. Introduced in ch-hardware-futures.
     """
-    return require_positive_number("bytes_per_s", bytes_per_s) * 8 * require_positive_number(
+    return require_non_negative_number("bytes_per_s", bytes_per_s) * 8 * require_non_negative_number(
         "pj_per_bit", pj_per_bit) * 1e-12

@@ -2,10 +2,11 @@
 
 import pytest
 
+import infer_lib as il
 from infer_lib.memory_tech import (
     HBF_CAPACITY_MULTIPLE_CLAIM,
+    HBF_ROW_SOURCE,
     MEMORIES,
-    STATUSES,
     MemoryTechnology,
     get_memory,
     hbm_stack_bytes_per_s,
@@ -25,18 +26,28 @@ def test_hbm_bandwidth_per_stack_matches_the_standards(name, gb_per_s):
     assert get_memory(name).bytes_per_s == pytest.approx(gb_per_s * 1e9)
 
 
-def test_hbm4_doubles_the_interface_and_holds_up_to_64_gb():
+def test_hbm4_doubles_the_interface_and_holds_up_to_64_gib():
     assert hbm_stack_bytes_per_s(2048, 8.0) == pytest.approx(2 * hbm_stack_bytes_per_s(1024, 8.0))
-    assert get_memory("HBM4").capacity_bytes == 64e9
-    assert get_memory("HBM3E").capacity_bytes == 36e9      # Micron 12-high 36 GB
+    assert get_memory("HBM4").capacity_bytes == 16 * 32 * 2**30 / 8     # 16 dies of 32 Gb: 68,719,476,736 B
+    assert get_memory("HBM3E").capacity_bytes == 12 * 24 * 2**30 / 8    # Micron 12-high of 24 Gb dies: 36 GiB
+    assert get_memory("HBM3").capacity_bytes == 80 * 2**30 / 5          # the H100's 80 GiB over 5 stacks
 
 
-def test_every_figure_carries_a_known_status_and_costs_and_energies_are_never_called_verified():
+def test_llama_405b_in_bf16_needs_12_hbm4_stacks_not_13():
+    from infer_lib.chip_systems import chips_to_hold
+    # 405B: 811.7e9 B of BF16 weights / 68.72e9 B per stack = 11.8 -> 12 (decimal 64e9 would have given 13).
+    weights = il.accounting.weight_bytes(il.get_model("Llama 3.1 405B"))
+    assert weights == pytest.approx(811.7e9, rel=1e-3)
+    assert chips_to_hold(weights, get_memory("HBM4").capacity_bytes) == 12
+
+
+def test_costs_and_energies_are_never_called_measured():
+    # Every status is checked against STATUSES when a row is built (test_an_unknown_status_is_refused);
+    # what the rows must also say is that no cost or energy per bit is a sourced figure.
     for memory in MEMORIES.values():
-        for status in (memory.capacity_status, memory.bandwidth_status, memory.cost_status, memory.energy_status):
-            assert status in STATUSES
         assert memory.energy_status == "assumption"
         assert memory.cost_status in ("assumption", "vendor claim")
+    assert [m.name for m in MEMORIES.values() if m.cost_status == "vendor claim"] == ["HBF"]
 
 
 def test_an_unknown_status_is_refused():
@@ -45,13 +56,23 @@ def test_an_unknown_status_is_refused():
                          "assumption", "", "")
 
 
-def test_hbf_claim_is_sandisks_8_to_16x_and_the_stack_is_8x_an_hbm4_stack():
+def test_hbf_row_is_ma_and_pattersons_table_with_the_disclosure_beside_it():
     assert HBF_CAPACITY_MULTIPLE_CLAIM == (8.0, 16.0)
     hbf, hbm4 = get_memory("HBF"), get_memory("HBM4")
-    assert hbf.capacity_bytes / hbm4.capacity_bytes == 8.0          # 512 GB / 64 GB
-    assert hbf.cost_status == hbf.capacity_status == hbf.bandwidth_status == "vendor claim"
-    assert hbf.usd_per_gb == pytest.approx(hbm4.usd_per_gb / 8)     # same price for 8x the bytes
-    assert hbf.bytes_per_s == pytest.approx(1638e9)
+    assert hbf.capacity_bytes == 512 * 2**30                        # 8 x HBM4's 64 GiB, the paper's ratio
+    assert hbf.bytes_per_s == 1638e9                                # 80% of HBM4's 2,048 GB/s, not "the same"
+    assert hbf.capacity_status == hbf.bandwidth_status == "secondary"
+    assert hbf.bibkey == "mapatterson2026"
+    assert hbf.cost_status == "vendor claim"                        # SanDisk's "same price points"
+    assert hbf.usd_per_gb == pytest.approx(15.0 / 8)                # HBM's assumed $15/GB for 8x the bytes
+    assert "Advisory Board" in HBF_ROW_SOURCE and "Table 3" in HBF_ROW_SOURCE and hbf.source == HBF_ROW_SOURCE
+
+
+def test_a_drive_costs_far_more_energy_per_bit_than_flash_in_the_package():
+    # A drive: about 25 W at 14 GB/s is 25 / (14e9 x 8) = 223 pJ/bit; the row assumes 200.
+    assert get_memory("NAND SSD").pj_per_bit == 200.0
+    assert 25 / (14e9 * 8) * 1e12 == pytest.approx(223.2, abs=0.1)
+    assert get_memory("HBF").pj_per_bit == 10.0
 
 
 def test_groq_3_sram_reads_itself_300_000_times_a_second():
@@ -75,8 +96,11 @@ def test_sram_silicon_cost_per_gb_by_hand():
 def test_memory_power_by_hand():
     assert memory_power_w(8e12, 4.0) == pytest.approx(256.0)     # 8e12 B/s x 8 bit x 4e-12 J
     assert memory_power_w(8e12, 0.5) == pytest.approx(32.0)
+    assert memory_power_w(0, 4.0) == 0.0                         # an idle memory moves nothing
     with pytest.raises(ValueError, match="pj_per_bit"):
         memory_power_w(8e12, -1)
+    with pytest.raises(ValueError, match="bytes_per_s"):
+        memory_power_w(float("nan"), 4.0)
 
 
 def test_unknown_memory_lists_the_known_ones():
