@@ -3,11 +3,16 @@
 Ma and Patterson ask that inference systems be measured by performance per total
 cost of ownership, per watt and per CO2e, not by peak FLOP/s. Here:
 
-- TCO over a lifetime = capex + power x PUE x hours x electricity price (USD);
-- performance per TCO = tokens over the lifetime / TCO (tokens per USD);
-- performance per watt = tokens per second / (power x PUE) (tokens per joule at the wall);
+- TCO over a lifetime = capex + power x PUE x hours x electricity price (USD): the chip's
+  price and its electricity only (no network, building, staff or maintenance), with the
+  chip drawing its rated power all the time;
+- performance per TCO = tokens over the lifetime / TCO (tokens per USD), the tokens being
+  tokens per second x ``utilisation`` x lifetime (``utilisation`` 1 by default: full load);
+- performance per watt = tokens per second x utilisation / (power x PUE) (tokens per joule at the wall);
 - performance per CO2e = tokens over the lifetime / (energy in kWh x grid kg CO2e per kWh
-  + embodied kg CO2e): operational carbon plus an optional embodied share.
+  + embodied kg CO2e). With the default embodied carbon of 0 it is performance per watt
+  times a constant (the grid's intensity), so it ranks chips exactly as tokens per joule
+  does; it says something of its own only with a stated embodied carbon per chip.
 
 Every input but the tokens per second is an assumption the caller states (price,
 PUE, electricity price, carbon intensity, lifetime); the defaults below are round
@@ -19,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from infer_lib.checks import require_positive_number
+from infer_lib.checks import require_non_negative_number, require_positive_int, require_positive_number
 from infer_lib.chip_systems import ChipProfile, tensor_parallel_decode
 from infer_lib.models import ModelConfig
 
@@ -41,6 +46,8 @@ class Assumptions:
     usd_per_kwh: float = ASSUMED_USD_PER_KWH
     kg_co2e_per_kwh: float = ASSUMED_KG_CO2E_PER_KWH
     embodied_kg_co2e_per_chip: float = 0.0
+    utilisation: float = 1.0
+    """Share of the lifetime the system decodes at the modelled rate (1 = full load, the book's default)."""
 
     def __post_init__(self) -> None:
         require_positive_number("lifetime_years", self.lifetime_years)
@@ -49,8 +56,9 @@ class Assumptions:
             raise ValueError(f"pue is facility power / IT power and cannot be below 1, got {self.pue}.")
         require_positive_number("usd_per_kwh", self.usd_per_kwh)
         require_positive_number("kg_co2e_per_kwh", self.kg_co2e_per_kwh)
-        if self.embodied_kg_co2e_per_chip < 0:
-            raise ValueError("embodied_kg_co2e_per_chip must be >= 0.")
+        require_non_negative_number("embodied_kg_co2e_per_chip", self.embodied_kg_co2e_per_chip)
+        if not 0 < require_positive_number("utilisation", self.utilisation) <= 1:
+            raise ValueError(f"utilisation is a share of the lifetime, in (0, 1], got {self.utilisation}.")
 
 
 def lifetime_energy_kwh(power_w: float, assumptions: Assumptions = Assumptions()) -> float:
@@ -73,7 +81,7 @@ def tco_usd(capex_usd: float, power_w: float, assumptions: Assumptions = Assumpt
 
 def lifetime_kg_co2e(power_w: float, num_chips: int, assumptions: Assumptions = Assumptions()) -> float:
     """Carbon of ``num_chips`` chips over the lifetime: energy x grid intensity + embodied carbon per chip."""
-    return num_chips * (lifetime_energy_kwh(power_w, assumptions) * assumptions.kg_co2e_per_kwh
+    return require_positive_int("num_chips", num_chips) * (lifetime_energy_kwh(power_w, assumptions) * assumptions.kg_co2e_per_kwh
                         + assumptions.embodied_kg_co2e_per_chip)
 
 
@@ -96,23 +104,30 @@ def judge(model: ModelConfig, profile: ChipProfile, num_chips: int, batch_size: 
           bytes_per_kv_value: float = 2) -> ChipJudgement:
     """Judge ``num_chips`` of ``profile`` serving decode of ``model`` at one batch and context.
 
-    Needs the profile's power and price (raises if either is missing). Tokens per second
-    are the roofline bound with tensor-parallel synchronisation, so every ratio is an
-    upper bound for a real system; comparing two chips on the same bounds is fair only
-    if both reach the same share of them. Introduced in ch-hardware-futures.
+    Needs the profile's power and price (raises if either is missing), and a system that
+    holds the weights and the batch's KV cache (raises if it does not). Tokens per second
+    are the roofline bound with tensor-parallel synchronisation, an upper bound; power is
+    the rated power, which a memory-bound chip may not draw, so tokens per joule is not
+    strictly a bound either way. Comparing two chips is fair only if both reach the same
+    share of their bounds. Introduced in ch-hardware-futures.
     """
     if profile.power_w is None or profile.price_usd is None:
         raise ValueError(f"{profile.name} has no {'power' if profile.power_w is None else 'price'}; "
                          "give the profile one (as a stated assumption) to judge it by cost.")
     step = tensor_parallel_decode(model, profile, num_chips, batch_size, context_tokens,
                                   bytes_per_param=bytes_per_param, bytes_per_kv_value=bytes_per_kv_value)
+    if not step.fits:
+        raise ValueError(f"{num_chips} x {profile.name} cannot hold {model.name}'s weights and the KV cache of "
+                         f"{batch_size} sequences of {context_tokens:,} tokens; use more chips, a smaller batch "
+                         "or fewer bytes per value.")
     lifetime_s = assumptions.lifetime_years * HOURS_PER_YEAR * 3600
-    tokens = step.tokens_per_s * lifetime_s
+    tokens_per_s = step.tokens_per_s * assumptions.utilisation
+    tokens = tokens_per_s * lifetime_s
     total_usd = num_chips * tco_usd(profile.price_usd, profile.power_w, assumptions)
     wall_w = num_chips * profile.power_w * assumptions.pue
     return ChipJudgement(
         name=profile.name, num_chips=num_chips, peak_flops_per_s=num_chips * profile.dense_flops_per_s,
         tokens_per_s=step.tokens_per_s, tokens_per_usd=tokens / total_usd,
-        tokens_per_joule=step.tokens_per_s / wall_w,
+        tokens_per_joule=tokens_per_s / wall_w,
         tokens_per_kg_co2e=tokens / lifetime_kg_co2e(profile.power_w, num_chips, assumptions),
         fits=step.fits)

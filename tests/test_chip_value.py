@@ -1,5 +1,7 @@
 """Perf/TCO, perf/W and perf/CO2e: the lifetime sums by hand, and a judgement's ratios against its own inputs."""
 
+from dataclasses import replace
+
 import pytest
 
 import infer_lib as il
@@ -28,6 +30,12 @@ def test_bad_assumptions_are_refused():
         Assumptions(pue=0.9)
     with pytest.raises(ValueError, match="kg_co2e_per_kwh"):
         Assumptions(kg_co2e_per_kwh=0)
+    with pytest.raises(ValueError, match="utilisation"):
+        Assumptions(utilisation=1.5)
+    with pytest.raises(ValueError, match="embodied_kg_co2e_per_chip"):
+        Assumptions(embodied_kg_co2e_per_chip=-1)
+    with pytest.raises(ValueError, match="num_chips"):
+        lifetime_kg_co2e(700, -3)
 
 
 def test_judgement_ratios_follow_from_tokens_per_second():
@@ -49,6 +57,31 @@ def test_cleaner_grid_raises_only_perf_per_co2e():
     assert clean.tokens_per_usd == dirty.tokens_per_usd
 
 
-def test_a_chip_without_a_price_cannot_be_judged_by_cost():
+def test_a_chip_without_power_cannot_be_judged_by_cost():
     with pytest.raises(ValueError, match="no power"):
         judge(LLAMA_70B, SRAM_CHIPS["Groq 3 LPU"], 200, 1, 1024)
+
+
+def test_a_chip_without_a_price_cannot_be_judged_by_cost():
+    unpriced = replace(gpu_profile("H100 SXM"), price_usd=None)
+    with pytest.raises(ValueError, match="no price"):
+        judge(LLAMA_70B, unpriced, 8, 1, 1024)
+
+
+def test_a_system_that_cannot_hold_the_model_is_refused():
+    # One H100: 141.1 GB of BF16 weights in 85.5 GB. Unrefused it would score 3.09M tokens per $.
+    with pytest.raises(ValueError, match="cannot hold"):
+        judge(LLAMA_70B, gpu_profile("H100 SXM"), 1, 64, 8192)
+
+
+def test_utilisation_scales_tokens_but_not_the_cost():
+    h100 = gpu_profile("H100 SXM")
+    full, half = (judge(LLAMA_70B, h100, 8, 64, 8192, Assumptions(utilisation=u)) for u in (1.0, 0.5))
+    assert half.tokens_per_usd == pytest.approx(full.tokens_per_usd / 2)
+    assert half.tokens_per_joule == pytest.approx(full.tokens_per_joule / 2)     # power stays at the rating
+
+
+def test_without_embodied_carbon_perf_per_co2e_is_perf_per_watt_times_a_constant():
+    # tokens / (energy x intensity) = tokens/s x t / (P x PUE x t x intensity / 3.6e6 J per kWh).
+    verdict = judge(LLAMA_70B, gpu_profile("H100 SXM"), 8, 64, 8192)
+    assert verdict.tokens_per_kg_co2e == pytest.approx(verdict.tokens_per_joule * 3.6e6 / 0.4)
