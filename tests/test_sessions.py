@@ -4,6 +4,13 @@ The fit is checked on as many sessions as TraceLab has (4,265), seed 0. Each tol
 below is the fit's bias on that sample plus about three standard deviations of the
 statistic over seeds 0-11 at that size (measured when the parameters were fitted), so a
 change to the generator that moves a statistic by more than sampling noise fails.
+
+Four statistics the fit misses (``SessionParams``' "Where the fit falls short"): the
+median and mean session length, the tool-time share and the think time's p90. Their
+tests are **known-miss regression tests**: each names the published value and the gap
+measured over seeds 0-3, and asserts the gap stays where the docstring says, so a change
+that closes it (or widens it) fails and the docstring is updated with it. They do not
+claim agreement with TraceLab.
 """
 
 import dataclasses
@@ -54,32 +61,43 @@ def test_the_tail_of_requests_per_session(sessions):
     assert 90 <= p99 <= 180
 
 
-def test_session_length_follows_from_the_rest(stats):
-    # Not fitted directly: a session's length is its think, tool and LLM time. TraceLab: mean 8.2 h, median
-    # 5.1 min; the fit gives 7.0-7.6 h and 7.2-7.7 min over seeds 0-3. The median session is a short one
-    # whose length is a few tool and LLM round trips, which the fit makes about 2 minutes longer than
-    # TraceLab's; the tolerances hold today's fit, and SessionParams' docstring says so.
-    assert stats.mean_session_length_s == pytest.approx(TRACELAB_PUBLISHED["mean_session_length_s"], rel=0.2)
-    assert 0.8 * TRACELAB_PUBLISHED["median_session_length_s"] <= stats.median_session_length_s \
-        <= 1.6 * TRACELAB_PUBLISHED["median_session_length_s"]
+def _gap(measured, published):
+    return measured / published
+
+
+def test_session_length_is_a_known_miss(stats):
+    # Not fitted directly: a session's length is its think, tool and LLM time. KNOWN MISS.
+    # Mean: TraceLab 8.2 h; the fit 7.0-7.6 h over seeds 0-3, 0.86-0.93 x (7.26 h, 0.885 x at seed 0).
+    mean_gap = _gap(stats.mean_session_length_s, TRACELAB_PUBLISHED["mean_session_length_s"])
+    assert 0.80 <= mean_gap <= 0.97, f"mean session length {stats.mean_session_length_s / 3600:.2f} h against 8.2 h"
+    # Median: TraceLab 5.1 min; the fit 7.2-7.7 min, 1.42-1.51 x (7.72 min at seed 0): the median session is a
+    # single request whose tool and LLM round trips the fit makes about 2 minutes longer.
+    median_gap = _gap(stats.median_session_length_s, TRACELAB_PUBLISHED["median_session_length_s"])
+    assert 1.35 <= median_gap <= 1.65, f"median session {stats.median_session_length_s / 60:.2f} min against 5.1"
 
 
 def test_steps_per_request_and_agent_share(stats):
     # 8.8 published; the fit gives 8.9 (sd 0.08 over seeds): +-0.35.
     assert stats.mean_steps_per_request == pytest.approx(TRACELAB_PUBLISHED["mean_steps_per_request"], abs=0.35)
-    # 89% (73.6 / (73.6 + 8.9)): each request has one user step, so the share is 1 - 1/(steps per request);
-    # sd 0.1 points over seeds; +-1 point.
+    # 89.2% (73.6 / (73.6 + 8.9)). The generator rounds TraceLab's 0.9 user step per request to exactly 1, so
+    # its share is 1 - 1/(steps per request): 88.7-88.9% over seeds 0-3, 0.3-0.5 point under; sd 0.1 point; +-1.
     assert stats.agent_initiated_share == pytest.approx(TRACELAB_PUBLISHED["agent_initiated_share"], abs=0.01)
     assert stats.agent_initiated_share == pytest.approx(1 - stats.num_requests / stats.num_steps)
 
 
 def test_time_shares(stats):
-    # 92.3 / 4.8 / 3.3 % published. Slow tools are what a 1-minute timeout evicts, and they cost tool time,
-    # so the fit trades 0.6 points of tool share (5.4%) for the timeout curve; sd over seeds <= 0.25 points.
+    # 92.3 / 4.8 / 3.3 % published (TraceLab rounds to 0.1 point; sd over seeds <= 0.25 point).
     assert stats.think_time_share == pytest.approx(TRACELAB_PUBLISHED["think_time_share"], abs=0.015)
-    assert stats.tool_time_share == pytest.approx(TRACELAB_PUBLISHED["tool_time_share"], abs=0.012)
     assert stats.llm_time_share == pytest.approx(TRACELAB_PUBLISHED["llm_time_share"], abs=0.005)
     assert stats.think_time_share + stats.tool_time_share + stats.llm_time_share == pytest.approx(1)
+
+
+def test_tool_time_share_is_a_known_miss(stats):
+    # KNOWN MISS. TraceLab 4.8%; the fit 5.3-5.5% over seeds 0-3 (5.35% at seed 0), +0.5 to +0.7 point: slow
+    # tools are what a 1-minute timeout evicts, and they cost tool time, so the fit trades tool share for the
+    # timeout curve (test_hit_rate_against_eviction_timeout).
+    gap = stats.tool_time_share - TRACELAB_PUBLISHED["tool_time_share"]
+    assert 0.003 <= gap <= 0.009, f"tool share {stats.tool_time_share:.2%} against 4.8%"
 
 
 def test_per_step_medians(stats):
@@ -94,6 +112,13 @@ def test_think_time(stats):
     # Median ~86 s (sd 1.4 s over seeds); mean 46.7 min with a tail of hours away (sd 84 s).
     assert stats.median_think_time_s == pytest.approx(TRACELAB_PUBLISHED["median_think_time_s"], rel=0.08)
     assert stats.mean_think_time_s == pytest.approx(TRACELAB_PUBLISHED["mean_think_time_s"], rel=0.15)
+
+
+def test_think_time_p90_is_a_known_miss(stats):
+    # KNOWN MISS. TraceLab's p90 ~21 min; the fit 29.1-30.8 min over seeds 0-3 (30.8 at seed 0), 1.39-1.47 x:
+    # the lognormal body that meets the median and the away tail that meets the mean leave too much between.
+    gap = _gap(stats.p90_think_time_s, TRACELAB_PUBLISHED["p90_think_time_s"])
+    assert 1.3 <= gap <= 1.6, f"think-time p90 {stats.p90_think_time_s / 60:.1f} min against 21"
 
 
 def test_hit_rate_against_eviction_timeout(sessions):
@@ -188,3 +213,20 @@ def test_bad_inputs_to_the_readers():
         all_steps([object()])
     with pytest.raises(ValueError, match="timeout_s"):
         timeout_hit_rate(generate_sessions(5, seed=1), -1)
+    with pytest.raises(ValueError, match="timeout_s"):
+        timeout_hit_rate(generate_sessions(5, seed=1), float("nan"))
+    with pytest.raises(TypeError, match="timeout_s"):
+        timeout_hit_rate(generate_sessions(5, seed=1), None)
+
+
+def test_numpy_numbers_and_an_infinite_timeout_are_accepted():
+    import math
+
+    import numpy as np
+
+    assert generate_sessions(20, seed=np.int64(2)) == generate_sessions(20, seed=2)
+    sessions = generate_sessions(20, seed=2)
+    assert timeout_hit_rate(sessions, np.int64(60)) == timeout_hit_rate(sessions, 60)
+    # Never evicting serves every reusable token: the hit rate of the longest gap.
+    longest_gap = max(step.gap_before_s for session in sessions for step in session.steps)
+    assert timeout_hit_rate(sessions, math.inf) == timeout_hit_rate(sessions, longest_gap)
