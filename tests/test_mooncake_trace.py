@@ -78,8 +78,14 @@ def test_out_of_order_and_empty_files(tmp_path):
 
 
 def test_request_checks_its_blocks():
-    with pytest.raises(ValueError, match="cannot hold"):
+    # 1,100 tokens fill ceil(1,100 / 512) = 3 blocks: two are too few, four too many (a replay would count
+    # the extra one as a prompt block).
+    with pytest.raises(ValueError, match="= 3 prefix blocks"):
         Request(0, 0.0, 1_100, 5, prefix_block_ids=[1, 2], prefix_block_tokens=512)
+    with pytest.raises(ValueError, match="but 4 ids"):
+        Request(0, 0.0, 1_100, 5, prefix_block_ids=[1, 2, 3, 4], prefix_block_tokens=512)
+    with pytest.raises(TypeError, match="not a string"):
+        Request(0, 0.0, 1_100, 5, prefix_block_ids="abc", prefix_block_tokens=512)
     with pytest.raises(ValueError, match="together"):
         Request(0, 0.0, 100, 5, prefix_block_ids=[1])
     with pytest.raises(ValueError, match="not several"):

@@ -131,3 +131,9 @@ def test_bad_input():
         prefix_cache_hit_rate([Request(0, 0.0, 100, 5)], None)
     with pytest.raises(TypeError, match="arrival_s, block_ids"):
         prefix_cache_hit_rate([[1, 2, 3]], None)
+    # A NaN arrival would slip through the order check (every comparison with NaN is False).
+    with pytest.raises(ValueError, match="finite number of seconds"):
+        prefix_cache_hit_rate([(0.0, [1, 2]), (float("nan"), [1, 2])], None)
+    # A string is not a list of block ids (it would be replayed one character a block).
+    with pytest.raises(TypeError, match="list of ids"):
+        prefix_cache_hit_rate([(0.0, "abc"), (1.0, "abd")], None)

@@ -23,6 +23,8 @@ Introduced in ch-agentic-workloads.
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
@@ -148,7 +150,15 @@ def _as_trace(requests: Iterable) -> list[tuple[float, Sequence[Hashable]]]:
                                  "(load_mooncake_trace) or pass (arrival_s, block_ids) pairs.")
             trace.append((item.arrived_at_s, item.prefix_block_ids))
         elif isinstance(item, tuple) and len(item) == 2:
-            trace.append((float(item[0]), item[1]))
+            arrival_s, blocks = item
+            if isinstance(arrival_s, bool) or not isinstance(arrival_s, numbers.Real) \
+                    or not math.isfinite(arrival_s):
+                raise ValueError(f"requests[{index}]: the arrival must be a finite number of seconds, "
+                                 f"got {arrival_s!r}.")
+            if isinstance(blocks, (str, bytes)) or not isinstance(blocks, Sequence):
+                raise TypeError(f"requests[{index}]: block ids must be a list of ids, one per block, got "
+                                f"{blocks!r:.40}.")
+            trace.append((float(arrival_s), blocks))
         else:
             raise TypeError(f"requests[{index}] is a {type(item).__name__}; give Request objects with block ids "
                             "or (arrival_s, block_ids) pairs.")

@@ -111,10 +111,15 @@ class Request:
                 raise ValueError(f"request {request_id}: give prefix_block_ids, prompt_token_ids or a shared "
                                  "prefix, not several.")
             require_positive_int(f"request {request_id}: prefix_block_tokens", prefix_block_tokens)
+            if isinstance(prefix_block_ids, (str, bytes)):
+                raise TypeError(f"request {request_id}: prefix_block_ids must be a list of block ids, not a string "
+                                f"({prefix_block_ids!r:.40}).")
             prefix_block_ids = tuple(prefix_block_ids)
-            if len(prefix_block_ids) * prefix_block_tokens < num_prefill_tokens:
-                raise ValueError(f"request {request_id}: {len(prefix_block_ids)} prefix blocks of "
-                                 f"{prefix_block_tokens} tokens cannot hold a {num_prefill_tokens}-token prompt.")
+            num_blocks = -(-num_prefill_tokens // prefix_block_tokens)
+            if len(prefix_block_ids) != num_blocks:
+                raise ValueError(f"request {request_id}: a {num_prefill_tokens}-token prompt fills "
+                                 f"ceil({num_prefill_tokens} / {prefix_block_tokens}) = {num_blocks} prefix blocks "
+                                 f"(the last may be partial), but {len(prefix_block_ids)} ids were given.")
         self.prefix_block_ids = prefix_block_ids
         self.prefix_block_tokens = prefix_block_tokens
         self._reset()
