@@ -3,7 +3,7 @@
 A :class:`ChipProfile` lists what decides decode speed, in the order it matters:
 dense peak FLOP/s, then each memory tier's capacity and bandwidth (tier 0 is the
 one the weights are read from), the scale-up link's one-direction bandwidth and
-per-hop latency, power, and price. GPU profiles are built from the hardware
+the latency of one all-reduce step over it, power, and price. GPU profiles are built from the hardware
 catalogue (``infer_lib.hardware``); the SRAM chips (Groq by generation, Cerebras
 WSE-3) live here because only this chapter uses them. Prices are assumptions.
 
@@ -34,6 +34,7 @@ from infer_lib.checks import (
     require_positive_number,
 )
 from infer_lib.hardware import CHIPS, Chip, get_chip
+from infer_lib.memory_tech import STATUSES
 from infer_lib.models import ModelConfig
 from infer_lib.roofline import estimate_decode_step
 from infer_lib.units import GB, MB, PETA, TB, TERA
@@ -41,12 +42,17 @@ from infer_lib.units import GB, MB, PETA, TB, TERA
 
 @dataclass(frozen=True)
 class MemoryTier:
-    """One level of a chip's memory: capacity and bandwidth, and how well each is known."""
+    """One level of a chip's memory: capacity and bandwidth, each with its status (``memory_tech.STATUSES``)."""
 
     name: str
     capacity_bytes: float
     bytes_per_s: float
-    status: str
+    capacity_status: str
+    bandwidth_status: str
+
+    def __post_init__(self) -> None:
+        for field in ("capacity_status", "bandwidth_status"):
+            require_choice(f"{self.name} {field}", getattr(self, field), STATUSES)
 
 
 @dataclass(frozen=True)
@@ -93,7 +99,7 @@ def gpu_profile(name: str, dtype: str = "bf16") -> ChipProfile:
     link_one_way = None if chip.interconnect_bytes_per_s is None else chip.interconnect_bytes_per_s / 2
     return ChipProfile(
         name=chip.name, dtype=dtype, dense_flops_per_s=chip.peak_flops_per_s(dtype),
-        tiers=(MemoryTier("HBM", chip.memory_bytes, chip.memory_bytes_per_s, "secondary"),),
+        tiers=(MemoryTier("HBM", chip.memory_bytes, chip.memory_bytes_per_s, "secondary", "secondary"),),
         link_bytes_per_s=link_one_way, link_latency_s=ASSUMED_HOP_LATENCY_S, power_w=chip.power_w,
         price_usd=ASSUMED_PRICE_USD.get(chip.name), source=chip.source, bibkey=chip.bibkey,
         notes="price: assumption" if chip.name in ASSUMED_PRICE_USD else "price: none assumed")
@@ -105,14 +111,14 @@ SRAM_CHIPS: dict[str, ChipProfile] = {
     for p in (
         ChipProfile(
             name="Groq LPU v1", dtype="fp16", dense_flops_per_s=188 * TERA,
-            tiers=(MemoryTier("SRAM", 230 * MB, 80 * TB, "secondary"),),
+            tiers=(MemoryTier("SRAM", 230 * MB, 80 * TB, "secondary", "secondary"),),
             link_bytes_per_s=None, link_latency_s=ASSUMED_HOP_LATENCY_S, power_w=None, price_usd=None,
             source="GroqChip v1 as reported by TechPowerUp: 188 TFLOP/s FP16, 750 TOPS INT8, 230 MB SRAM, 80 TB/s",
             bibkey="groqv1", notes="ridge 2.35 FLOP/byte in FP16 (9.4 in INT8)"),
         ChipProfile(
             name="Groq 3 LPU", dtype="fp8", dense_flops_per_s=published.GROQ3_FP8_FLOPS_PER_S.value,
             tiers=(MemoryTier("SRAM", published.GROQ3_SRAM_BYTES.value, published.GROQ3_SRAM_BYTES_PER_S.value,
-                              "secondary"),),
+                              "secondary", "secondary"),),
             # LPX rack: 640 TB/s over 256 LPUs = 2.5 TB/s per chip. The reports do not say which direction;
             # NVIDIA's rack figures add both directions (NVL72: 72 x 1.8 TB/s = 130 TB/s), so this reads it
             # the same way and halves it: 1.25 TB/s each way (derived, direction assumed).
@@ -124,7 +130,7 @@ SRAM_CHIPS: dict[str, ChipProfile] = {
             # The only compute figure reported is a sparse headline, so the dtype says so: it is not a dense
             # peak like every other profile's, and its ridge point is an upper bound.
             name="Cerebras WSE-3", dtype="fp16 sparse", dense_flops_per_s=125 * PETA,
-            tiers=(MemoryTier("SRAM", 44 * GB, 21_000 * TB, "secondary"),),
+            tiers=(MemoryTier("SRAM", 44 * GB, 21_000 * TB, "secondary", "secondary"),),
             link_bytes_per_s=None, link_latency_s=ASSUMED_HOP_LATENCY_S, power_w=23_000.0, price_usd=None,
             source="Cerebras WSE-3 as reported (Hot Chips 2024 copies): 44 GB on-wafer SRAM, 21 PB/s, "
                    "125 PF 'peak AI' (a sparse FP16 figure), CS-3 about 23 kW",

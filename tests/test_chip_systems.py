@@ -172,3 +172,11 @@ def test_published_growth_figures_match_the_fact_sheet():
     assert published.DAVIES_SYNC_LATENCY_S.value == 1e-6
     assert published.DAVIES_SYNC_LATENCY_S.bibkey == "davies2025efficient"
     assert "whole collective" in published.DAVIES_SYNC_LATENCY_S.what
+
+
+def test_a_tier_carries_a_status_for_each_figure():
+    from infer_lib.chip_systems import MemoryTier
+    tier = SRAM_CHIPS["Groq 3 LPU"].tiers[0]
+    assert (tier.capacity_status, tier.bandwidth_status) == ("secondary", "secondary")
+    with pytest.raises(ValueError, match="bandwidth_status"):
+        MemoryTier("SRAM", 1e9, 1e12, "secondary", "rumour")
