@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from infer_lib.checks import require_positive_int, require_positive_number
+from infer_lib.checks import require_positive_number
 from infer_lib.serving.kv_tiers import KVTier
 
 
@@ -100,25 +100,16 @@ def requests_from_steps(steps: Sequence, *, block_tokens: int = 16, first_reques
     """Agentic steps (``sessions.Step``: ``session_id``, ``arrival_s``, ``cached_prefix_tokens``,
     ``append_tokens``, ``output_tokens``) as simulator requests whose prompts share what the steps share.
 
-    Each prompt is named by blocks of ``block_tokens`` tokens (``Request.prefix_block_ids``):
-    a step keeps the ids of the full blocks of its session's previous prompt that its
-    ``cached_prefix_tokens`` cover and takes new ids for the rest, so prefix caching (and a
-    lower tier) serves the prefix the step re-reads, to the block. Give the engine's block
-    size (16 by default in both). Requests are numbered in arrival order from
-    ``first_request_id``. Introduced in ch-agentic-workloads.
+    Each prompt is named by blocks of ``block_tokens`` tokens (``Request.prefix_block_ids``),
+    chained as ``prefix_replay.chained_block_ids`` chains them: a step keeps the ids of the
+    full blocks of its session's previous prompt that its ``cached_prefix_tokens`` cover and
+    takes new ids for the rest, so prefix caching (and a lower tier) serves the prefix the
+    step re-reads, to the block. Give the engine's block size (16 by default in both).
+    Requests are numbered in arrival order from ``first_request_id``. Introduced in ch-agentic-workloads.
     """
+    from infer_lib.serving.prefix_replay import chained_block_ids
     from infer_lib.serving.request import Request
 
-    size = require_positive_int("block_tokens", block_tokens)
-    previous: dict[object, tuple[int, ...]] = {}
-    requests, next_id = [], 0
-    for index, step in enumerate(sorted(steps, key=lambda s: s.arrival_s)):
-        prompt_tokens = step.cached_prefix_tokens + step.append_tokens
-        kept = previous.get(step.session_id, ())[:min(step.cached_prefix_tokens, prompt_tokens) // size]
-        num_new = -(-prompt_tokens // size) - len(kept)
-        ids = kept + tuple(range(next_id, next_id + num_new))
-        next_id += num_new
-        previous[step.session_id] = ids
-        requests.append(Request(first_request_id + index, step.arrival_s, prompt_tokens, max(1, step.output_tokens),
-                                prefix_block_ids=ids, prefix_block_tokens=size))
-    return requests
+    return [Request(first_request_id + index, step.arrival_s, step.cached_prefix_tokens + step.append_tokens,
+                    max(1, step.output_tokens), prefix_block_ids=ids, prefix_block_tokens=block_tokens)
+            for index, (step, ids) in enumerate(chained_block_ids(steps, block_tokens))]

@@ -13,7 +13,9 @@ Policies, one signature (:func:`prefix_cache_hit_rate`):
 - ``"lru"``: at most ``capacity_blocks`` blocks; beyond, the least recently used go
   (``capacity_blocks=None``: unbounded, every block ever seen stays).
 - ``"ttl"``: a block is dropped ``ttl_s`` seconds after its last use (its request's
-  arrival), whatever the room; with ``capacity_blocks`` also LRU-bounded.
+  arrival: the replay knows no call's end), whatever the room; with ``capacity_blocks``
+  also LRU-bounded. ``sessions.timeout_hit_rate`` and ``retention``'s TTLs count from
+  the previous call's *end* instead, so the same TTL evicts a little earlier here.
 
 Requests are :class:`~infer_lib.serving.request.Request` objects with block ids
 (``load_mooncake_trace`` gives them) or ``(arrival_s, block_ids)`` pairs.
@@ -115,30 +117,47 @@ def hit_rate_by_capacity(requests: Iterable, capacities_blocks: Sequence[int | N
 def session_requests(sessions: Iterable[Session], block_tokens: int = 512) -> list[tuple[float, list[int]]]:
     """Agent steps as ``(arrival_s, block_ids)`` in arrival order, ``block_tokens`` tokens a block.
 
-    Each step's prompt keeps the full blocks of its cached prefix from the previous
-    step's prompt (its first ``cached_prefix_tokens`` tokens, verbatim) and gets new
-    ids for the rest, its last partial block included (so a prompt has
-    ceil(prompt_tokens / block_tokens) blocks, as Mooncake counts them). Sessions
-    share nothing with each other. Each step holds its own list of ids, so memory and
-    replay time grow with steps x blocks per prompt: a long agent context is ~240 blocks
-    of 512 tokens; larger blocks replay faster. Introduced in ch-agentic-workloads.
+    The blocks are :func:`chained_block_ids`' (the full blocks of each step's cached
+    prefix kept from the previous step's prompt, new ids for the rest, so a prompt has
+    ceil(prompt_tokens / block_tokens) blocks, as Mooncake counts them). Sessions share
+    nothing with each other. Each step holds its own list of ids, so memory and replay
+    time grow with steps x blocks per prompt: a long agent context is ~240 blocks of 512
+    tokens; larger blocks replay faster. Introduced in ch-agentic-workloads.
     """
-    require_positive_int("block_tokens", block_tokens)
-    next_id = 0
-    trace = []
+    steps = []
     for session in sessions:
         if not isinstance(session, Session):
             raise TypeError(f"session_requests takes Session objects, got a {type(session).__name__}.")
-        previous: list[int] = []
-        for step in session.steps:
-            kept = min(step.cached_prefix_tokens // block_tokens, len(previous))
-            total = -(-step.prompt_tokens // block_tokens)
-            blocks = previous[:kept] + list(range(next_id, next_id + total - kept))
-            next_id += total - kept
-            trace.append((step.arrival_s, blocks))
-            previous = blocks
-    trace.sort(key=lambda item: item[0])
-    return trace
+        steps.extend(session.steps)
+    return [(step.arrival_s, list(ids)) for step, ids in chained_block_ids(steps, block_tokens)]
+
+
+def chained_block_ids(steps: Iterable, block_tokens: int) -> list[tuple[object, tuple[int, ...]]]:
+    """Each agentic step with the ids of its prompt's blocks of ``block_tokens`` tokens, in arrival order.
+
+    A step (``session_id``, ``arrival_s``, ``cached_prefix_tokens``, ``append_tokens``) keeps
+    the ids of the full blocks of its session's previous prompt that its
+    ``cached_prefix_tokens`` cover (those tokens are that prompt's first ones, verbatim)
+    and takes new ids for the rest, its last partial block included: ceil(prompt /
+    ``block_tokens``) ids. Equal ids are equal prefixes, so a prefix cache serves what a
+    step re-reads, to the block. The previous call's output is re-sent in the append and
+    gets new ids, so a block replay never reuses output KV (an engine that caches decoded
+    blocks would; the previous outputs are 0.4% of the prompt tokens of generated sessions). Steps keep
+    their given order among equal arrivals. The one chaining rule of
+    :func:`session_requests` and ``kv_offload.requests_from_steps``. Introduced in ch-agentic-workloads.
+    """
+    size = require_positive_int("block_tokens", block_tokens)
+    previous: dict[object, tuple[int, ...]] = {}
+    chained, next_id = [], 0
+    for step in sorted(steps, key=lambda s: s.arrival_s):
+        prompt_tokens = step.cached_prefix_tokens + step.append_tokens
+        kept = previous.get(step.session_id, ())[:min(step.cached_prefix_tokens, prompt_tokens) // size]
+        num_new = -(-prompt_tokens // size) - len(kept)
+        ids = kept + tuple(range(next_id, next_id + num_new))
+        next_id += num_new
+        previous[step.session_id] = ids
+        chained.append((step, ids))
+    return chained
 
 
 def _as_trace(requests: Iterable) -> list[tuple[float, Sequence[Hashable]]]:

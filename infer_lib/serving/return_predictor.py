@@ -218,7 +218,8 @@ class PredictorScore:
     the base rate: beating chance means precision above it. Beating the baseline rule
     means more than that: on the generated sessions the rule "more than one request so
     far" reaches about the classifier's precision with a higher recall (trained on seed 1,
-    scored on seed 2: precision 0.51 and recall 0.91, against the classifier's 0.52 and 0.61). Introduced in ch-agentic-workloads.
+    scored on seed 2: precision 0.51 and recall 0.91, against the classifier's 0.52 and 0.61).
+    Introduced in ch-agentic-workloads.
     """
 
     precision: float
