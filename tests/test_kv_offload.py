@@ -68,7 +68,9 @@ def test_a_host_tier_turns_prefills_into_reloads_and_lowers_ttft():
     computed_without = without.summary.num_prompt_tokens_computed
     computed_with = with_tier.summary.num_prompt_tokens_computed
     assert computed_with < computed_without
-    assert computed_without - computed_with >= store.num_blocks_reloaded * 16 * 0.5
+    # Exactly the reloaded tokens: the tier changes what a miss costs, not what HBM holds, so the HBM prefix
+    # cache serves the same blocks in both runs and every reloaded block is 16 tokens the run without computed.
+    assert computed_without - computed_with == store.num_blocks_reloaded * 16
     assert store.reload_bytes == store.num_blocks_reloaded * 16 * 131_072
     ttft_without = np.median([r.first_token_at_s - r.arrived_at_s for r in without.records])
     ttft_with = np.median([r.first_token_at_s - r.arrived_at_s for r in with_tier.records])

@@ -9,7 +9,9 @@ everything that fits a capacity; :class:`PredictedReturn` holds for a window and
 for an extension only where a classifier (``return_predictor``) predicts a return.
 
 **Mechanism** (:func:`replay_retention`): steps in arrival order. A session's KV is in
-HBM while a step runs and afterwards for as long as the policy holds it. Then it is
+HBM while a step runs and afterwards for as long as the policy holds it (a TTL counts
+from the step's end, as ``sessions.timeout_hit_rate`` does; ``prefix_replay``'s TTL
+counts from a block's last use, its request's arrival). Then it is
 **dropped** (``eviction="drop"``) or **offloaded** to the next tier (``"offload"``):
 each lower tier keeps what fits its capacity and moves its least recently used entry
 one tier down (past the last tier it is gone), and with ``lower_tier_hold_s`` drops what
