@@ -107,11 +107,16 @@ def test_slots_of_a_simulated_static_batch_match_hand_counts():
 
 
 def test_paged_kv_size_is_the_sum_of_its_parts():
-    # 0.62 + 4 x 1.12 + 0.15 + 2 x 0.66 + 0.05 = 6.62 in; 0.75 + 3 x 0.36 + 0.6 + 8 x 0.36 + 0.05 = 5.36 in.
-    assert paged_kv_size_inches(4, 8, 3) == pytest.approx((6.62, 5.36))
-    width = PAGED_KV_LABEL_W + 4 * PAGED_KV_CELL_W + PAGED_KV_GAP + 2 * PAGED_KV_TABLE_W + PAGED_KV_PAD
-    height = PAGED_KV_HEAD_H + 3 * PAGED_KV_CELL_H + PAGED_KV_PHYSICAL_HEAD_H + 8 * PAGED_KV_CELL_H + PAGED_KV_PAD
-    assert (width, height) == pytest.approx((6.62, 5.36))
+    # Stacked: 0.66 + 4 x 1.12 + 0.05 = 5.19 in wide; logical blocks 0.5 + 3 x 0.36, block table 0.5 + 4 x 0.36
+    # + 0.15, physical blocks 0.5 + 8 x 0.36, and 0.05: 7.1 in tall.
+    assert paged_kv_size_inches(4, 8, 3) == pytest.approx((5.19, 7.1))
+    width = PAGED_KV_LABEL_W + 4 * PAGED_KV_CELL_W + PAGED_KV_PAD
+    height = (PAGED_KV_HEAD_H + 3 * PAGED_KV_CELL_H + PAGED_KV_HEAD_H + 4 * PAGED_KV_CELL_H + PAGED_KV_GAP
+              + PAGED_KV_PHYSICAL_HEAD_H + 8 * PAGED_KV_CELL_H + PAGED_KV_PAD)
+    assert (width, height) == pytest.approx((5.19, 7.1))
+    assert 3 * PAGED_KV_TABLE_W <= 4 * PAGED_KV_CELL_W          # the table's three columns fit under the cells
+    # On a 390 px phone the drawing is shown about 358 CSS px wide: its 9.5-point text stays at 9 px or more.
+    assert 9.5 * 100 / 72 * 358 / (100 * paged_kv_size_inches(4, 8, 3)[0]) >= 9
 
 
 def test_paged_kv_puts_each_token_in_its_physical_block_and_outlines_the_newest():
@@ -127,8 +132,8 @@ def test_paged_kv_puts_each_token_in_its_physical_block_and_outlines_the_newest(
     # "computer" is token 5: logical block 1, slot 0, stored in physical block 1; it is the newest.
     assert cells["physical:1:0"].get_linewidth() > cells["physical:7:3"].get_linewidth()
     assert cells["logical:1:0"].get_linewidth() == cells["physical:1:0"].get_linewidth()
-    # The table: physical block and filled slots of each logical block.
-    for entry in ["7", "4", "1", "1"]:
+    # The table: logical block, physical block and filled slots of each logical block.
+    for entry in ["0", "7", "4", "1"]:
         assert entry in texts
     assert ax.get_xlim() == pytest.approx((0, paged_kv_size_inches(4, 8, 3)[0]))
 

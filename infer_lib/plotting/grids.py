@@ -140,10 +140,14 @@ def draw_kv_cache_grid(ax: Axes, num_layers: int, num_cached_tokens: int, max_to
         ax.figure.legend(handles=handles, loc="outside lower center", fontsize=9, frameon=False, ncol=2)
 
 
-#: Geometry of draw_paged_kv in inches: token cell width and height, row-label width, gap, table column width.
-PAGED_KV_CELL_W, PAGED_KV_CELL_H, PAGED_KV_LABEL_W, PAGED_KV_GAP, PAGED_KV_TABLE_W = 1.12, 0.36, 0.62, 0.15, 0.66
-#: Heights in inches of draw_paged_kv's two headings (logical blocks with the table, physical blocks).
-PAGED_KV_HEAD_H, PAGED_KV_PHYSICAL_HEAD_H = 0.75, 0.6
+#: Geometry of draw_paged_kv in inches: token cell width and height, row-label width, gap below the block
+#: table, table column width. The three parts are stacked (logical blocks, block table, physical blocks), so
+#: the drawing is only as wide as a row of cells: on a phone its text stays legible.
+PAGED_KV_CELL_W, PAGED_KV_CELL_H, PAGED_KV_LABEL_W, PAGED_KV_GAP, PAGED_KV_TABLE_W = 1.12, 0.36, 0.66, 0.15, 1.2
+#: Heights in inches of draw_paged_kv's three headings (logical blocks, block table, physical blocks).
+PAGED_KV_HEAD_H, PAGED_KV_PHYSICAL_HEAD_H = 0.5, 0.5
+#: Size in points of the drawing's smallest text (tokens, row labels, table entries); headings are one point larger.
+PAGED_KV_TEXT_PT = 9.5
 #: Blank margin in inches at the right and bottom edges, so the outer lines are not clipped.
 PAGED_KV_PAD = 0.05
 
@@ -157,9 +161,10 @@ def paged_kv_size_inches(block_size: int, num_physical_blocks: int, num_logical_
     require_positive_int("block_size", block_size)
     require_positive_int("num_physical_blocks", num_physical_blocks)
     require_positive_int("num_logical_rows", num_logical_rows)
-    width = PAGED_KV_LABEL_W + block_size * PAGED_KV_CELL_W + PAGED_KV_GAP + 2 * PAGED_KV_TABLE_W + PAGED_KV_PAD
-    height = (PAGED_KV_HEAD_H + num_logical_rows * PAGED_KV_CELL_H + PAGED_KV_PHYSICAL_HEAD_H
-              + num_physical_blocks * PAGED_KV_CELL_H + PAGED_KV_PAD)
+    width = PAGED_KV_LABEL_W + max(block_size * PAGED_KV_CELL_W, 3 * PAGED_KV_TABLE_W) + PAGED_KV_PAD
+    height = (PAGED_KV_HEAD_H + num_logical_rows * PAGED_KV_CELL_H                       # logical blocks
+              + PAGED_KV_HEAD_H + (1 + num_logical_rows) * PAGED_KV_CELL_H + PAGED_KV_GAP   # block table
+              + PAGED_KV_PHYSICAL_HEAD_H + num_physical_blocks * PAGED_KV_CELL_H + PAGED_KV_PAD)
     return width, height
 
 
@@ -168,11 +173,11 @@ def draw_paged_kv(ax: Axes, token_labels: Sequence[str], block_table: Sequence[i
     """Draw PagedAttention for one request: its logical KV blocks, its block table, and the physical blocks.
 
     ``token_labels`` are the request's tokens written so far (n of them); ``block_table``
-    lists the physical block of each logical block, ceil(n / block_size) entries. Top
-    left: the logical blocks, ``block_size`` slots each, in order (``num_logical_rows``
-    rows, default as many as the table, so slider frames can keep one layout); top right:
-    the block table (physical block, filled slots); below: every physical block, the
-    request's in the colour of their logical block, the others empty. The newest token
+    lists the physical block of each logical block, ceil(n / block_size) entries. At the top
+    the logical blocks, ``block_size`` slots each, in order (``num_logical_rows``
+    rows, default as many as the table, so slider frames can keep one layout); below them
+    the block table (logical block, physical block, filled slots); at the bottom every
+    physical block, the request's in the colour of their logical block, the others empty. The newest token
     is outlined in both places. Each token cell's gid is ``"logical:i:slot"`` or
     ``"physical:p:slot"``; the drawing's size in inches is :func:`paged_kv_size_inches`.
     Introduced in ch-serving-engines.
@@ -192,8 +197,7 @@ def draw_paged_kv(ax: Axes, token_labels: Sequence[str], block_table: Sequence[i
     if rows < num_blocks:
         raise ValueError(f"num_logical_rows ({rows}) is below the {num_blocks} logical blocks in use.")
     cell_w, cell_h, label_w = PAGED_KV_CELL_W, PAGED_KV_CELL_H, PAGED_KV_LABEL_W
-    table_x = label_w + block_size * cell_w + PAGED_KV_GAP
-    table_w = PAGED_KV_TABLE_W
+    text_pt, table_w = PAGED_KV_TEXT_PT, PAGED_KV_TABLE_W
     width, height = paged_kv_size_inches(block_size, num_physical_blocks, rows)
     colors = {logical: LINE_COLORS[logical % len(LINE_COLORS)] for logical in range(num_blocks)}
     newest = num_tokens - 1
@@ -204,39 +208,47 @@ def draw_paged_kv(ax: Axes, token_labels: Sequence[str], block_table: Sequence[i
         ax.add_patch(Rectangle((x + 0.03, y + 0.03), cell_w - 0.06, cell_h - 0.06, facecolor=face, edgecolor=edge,
                                linewidth=2.2 if token == newest else 0.8, gid=gid))
         if token is not None:
-            ax.text(x + cell_w / 2, y + cell_h / 2, token_labels[token], ha="center", va="center", fontsize=9)
+            ax.text(x + cell_w / 2, y + cell_h / 2, token_labels[token], ha="center", va="center", fontsize=text_pt)
 
-    # Logical blocks at the top, the block table beside them (y runs downwards from 0).
-    ax.text(0, 0.2, "logical KV blocks (the request's view)", ha="left", va="center", fontsize=10,
-            fontweight="bold")
-    ax.text(table_x + table_w, 0.2, "block table", ha="center", va="center", fontsize=10, fontweight="bold")
-    ax.text(table_x + table_w / 2, 0.52, "physical", ha="center", va="center", fontsize=9)
-    ax.text(table_x + 1.5 * table_w, 0.52, "filled", ha="center", va="center", fontsize=9)
+    def heading(y: float, text: str) -> None:
+        ax.text(0, y, text, ha="left", va="center", fontsize=text_pt + 1, fontweight="bold")
+
+    # Logical blocks at the top (y runs downwards from 0).
+    heading(PAGED_KV_HEAD_H / 2, "logical KV blocks (the request's view)")
     for logical in range(rows):
         y = PAGED_KV_HEAD_H + logical * cell_h
         used = logical < num_blocks
-        ax.text(label_w - 0.08, y + cell_h / 2, f"block {logical}", ha="right", va="center", fontsize=9,
+        ax.text(label_w - 0.08, y + cell_h / 2, f"block {logical}", ha="right", va="center", fontsize=text_pt,
                 color=colors[logical] if used else "0.5")
         for slot in range(block_size):
             token = logical * block_size + slot
             token_cell(label_w + slot * cell_w, y, token if token < num_tokens else None,
                        colors[logical] if used else None, f"logical:{logical}:{slot}")
-        entries = [str(block_table[logical]), str(min(block_size, num_tokens - logical * block_size))] if used \
-            else ["", ""]
+    # The block table below them: one row per logical block (logical, physical, filled slots).
+    table_top = PAGED_KV_HEAD_H + rows * cell_h
+    heading(table_top + PAGED_KV_HEAD_H / 2, "block table")
+    header_y = table_top + PAGED_KV_HEAD_H
+    for column, text in enumerate(["logical", "physical", "filled"]):
+        ax.text(label_w + (column + 0.5) * table_w, header_y + cell_h / 2, text, ha="center", va="center",
+                fontsize=text_pt)
+    for logical in range(rows):
+        y = header_y + (1 + logical) * cell_h
+        used = logical < num_blocks
+        entries = [str(logical), str(block_table[logical]), str(min(block_size, num_tokens - logical * block_size))] \
+            if used else ["", "", ""]
         for column, text in enumerate(entries):
-            ax.add_patch(Rectangle((table_x + column * table_w, y), table_w, cell_h, facecolor="white",
+            ax.add_patch(Rectangle((label_w + column * table_w, y), table_w, cell_h, facecolor="white",
                                    edgecolor="0.4", linewidth=0.8))
-            ax.text(table_x + (column + 0.5) * table_w, y + cell_h / 2, text, ha="center", va="center",
-                    fontsize=9, color=colors[logical] if used else "black", fontweight="bold")
-    # Physical blocks below.
-    physical_top = PAGED_KV_HEAD_H + rows * cell_h
-    ax.text(0, physical_top + 0.35, "physical KV blocks (GPU memory)", ha="left", va="center", fontsize=10,
-            fontweight="bold")
+            ax.text(label_w + (column + 0.5) * table_w, y + cell_h / 2, text, ha="center", va="center",
+                    fontsize=text_pt, color=colors[logical] if used else "black", fontweight="bold")
+    # Physical blocks at the bottom.
+    physical_top = header_y + (1 + rows) * cell_h + PAGED_KV_GAP
+    heading(physical_top + PAGED_KV_PHYSICAL_HEAD_H / 2, "physical KV blocks (GPU memory)")
     logical_of = {physical: logical for logical, physical in enumerate(block_table)}
     for physical in range(num_physical_blocks):
         y = physical_top + PAGED_KV_PHYSICAL_HEAD_H + physical * cell_h
         logical = logical_of.get(physical)
-        ax.text(label_w - 0.08, y + cell_h / 2, f"block {physical}", ha="right", va="center", fontsize=9,
+        ax.text(label_w - 0.08, y + cell_h / 2, f"block {physical}", ha="right", va="center", fontsize=text_pt,
                 color=colors[logical] if logical is not None else "0.5",
                 fontweight="bold" if logical is not None else "normal")
         for slot in range(block_size):
