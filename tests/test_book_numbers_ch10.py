@@ -6,11 +6,12 @@ the library under test:
 - published figures pinned to the course's fact sheet (sections B, E and F): the H100's
   989.4 TFLOP/s dense BF16 and 3.35 TB/s, the H200's 1,978.9 TFLOP/s FP8 and 4.8 TB/s, the
   B200's 2,250 TFLOP/s and 8 TB/s, the V100's 125 TFLOP/s and 0.9 TB/s; HBM per stack from
-  its interface (HBM2 1,024 x 2.0 Gb/s, HBM4 2,048 x 8 Gb/s, 64 GB); Groq v1 (230 MB,
-  80 TB/s, 188 TFLOP/s), Groq 3 (500 MB, 150 TB/s, 1.2 PFLOP/s FP8), Cerebras WSE-3 (44 GB,
-  21 PB/s); SanDisk's HBF stack (512 GB, 1,638 GB/s); Ma and Patterson's 80x, 17x and 1.35x;
-  Davies et al.'s 1 us;
-- the chapter's stated assumptions (2 us per NVLink hop, 450 GB/s each way per H100 or H200,
+  its interface (HBM2 1,024 x 2.0 Gb/s, HBM4 2,048 x 8 Gb/s, 16 dies of 32 Gb = 64 GiB); Groq v1
+  (230 MB, 80 TB/s, 188 TFLOP/s), Groq 3 (500 MB, 150 TB/s, 1.2 PFLOP/s FP8), Cerebras WSE-3 (44 GB,
+  21 PB/s); Ma and Patterson's HBF stack (512 GiB, 8 HBM4 stacks' worth, at 1,638 GB/s) and their 80x,
+  17x and 1.35x; Davies et al.'s 1 us;
+- the chapter's stated assumptions (2 us per all-reduce latency step, in the switch unless a ring
+  is named; 450 GB/s each way per H100 or H200,
   900 GB/s per B200; prices $25,000 / $32,000 / $40,000; 4 years, PUE 1.3, $0.10 per kWh,
   0.4 kg CO2e per kWh; flash 3,000 cycles, 16 KiB pages read in 50 us; near-memory units of
   100 GB/s, 1 us hops, 50 GB/s links; bond pitches 55 and 9 um; 4 and 0.5 pJ/bit);
@@ -79,6 +80,11 @@ def test_flops_outgrew_bandwidth(chapter10):
     assert chapter10["trend_flops_x"] == pytest.approx(18.0)                 # fact sheet F: x18
     assert chapter10["trend_bw_x"] == pytest.approx(8 / 0.9)                 # x8.9
     assert chapter10["trend_gap_x"] == pytest.approx(18.0 / (8 / 0.9))      # 2.03
+    # FLOPs per byte by generation: V100 125/0.9 = 139, H100 989.4/3.35 = 295, B200 2,250/8 = 281 (it eased).
+    assert chapter10["trend_v100_ridge"] == pytest.approx(125 / 0.9)
+    assert chapter10["trend_h100_ridge"] == pytest.approx(989.4 / 3.35)
+    assert chapter10["trend_b200_ridge"] == pytest.approx(2250 / 8)
+    assert chapter10["trend_b200_ridge"] < chapter10["trend_h100_ridge"]
     assert (chapter10["mp_flops_x"], chapter10["mp_bw_x"]) == (80, 17)      # Ma and Patterson, 2012-2022
     assert chapter10["mp_gap_x"] == pytest.approx(80 / 17)
     assert chapter10["mp_hbm_price_x"] == pytest.approx(1.35)
@@ -93,8 +99,9 @@ def test_memory_technologies(chapter10):
     assert chapter10["sram_usd_per_gb"] == pytest.approx(17_000 / 70_000 * 8000 / 30)   # $64.8
     assert chapter10["hbm_usd_per_gb"] == 15
     assert chapter10["groq3_sram_reads_per_s"] == pytest.approx(150e12 / 500e6)         # 300,000
-    assert chapter10["hbm4_reads_per_s"] == pytest.approx(2048e9 / 64e9)                # 32
-    assert (chapter10["hbf_gb"], chapter10["hbf_gb_s"]) == (512, 1638)
+    assert chapter10["hbm4_reads_per_s"] == pytest.approx(2048e9 / (64 * 2**30))        # 29.8
+    assert (chapter10["hbf_gib"], chapter10["hbf_gb_s"]) == (512, 1638)
+    assert chapter10["hbf_bw_share_of_hbm4"] == pytest.approx(1638 / 2048)              # 80%, not "the same"
 
 
 def test_sram_chips(chapter10):
@@ -115,22 +122,27 @@ def test_high_bandwidth_flash(chapter10):
     assert chapter10["hbf_batch"] == 64
     assert chapter10["hbf_step_ms"] == pytest.approx(1e3 * step_s, rel=1e-6)
     assert chapter10["hbf_kv_write_gb_s"] == pytest.approx(writes / 1e9, rel=1e-6)
-    assert chapter10["hbf_life_days"] == pytest.approx(512e9 * 3000 / writes / 86400, rel=1e-6)   # about 11 days
+    hbf_bytes = 512 * 2**30
+    assert chapter10["hbf_life_days"] == pytest.approx(hbf_bytes * 3000 / writes / 86400, rel=1e-6)   # 11.4 days
+    assert chapter10["hbf_life_per_gpu_days"] == pytest.approx(8 * hbf_bytes * 3000 / writes / 86400, rel=1e-6)
+    assert chapter10["hbf_kv_layer_bytes"] == KV_70B / 80                                       # 4,096 B
+    assert chapter10["hbf_page_amplification"] == pytest.approx(16384 / 4096)
     assert chapter10["hbf_cycles"] == 3000
     assert (chapter10["hbf_page_us"], chapter10["hbf_page_kib"]) == (pytest.approx(50), 16)
     assert chapter10["hbf_in_flight"] == pytest.approx(1638e9 * 50e-6 / 16384)                  # 4,999
     weights_405b = 405_853_388_800 * 2
     assert chapter10["hbf_405b_gb"] == pytest.approx(weights_405b / 1e9)                         # 811.7 GB
-    assert chapter10["hbf_405b_hbm4_stacks"] == math.ceil(weights_405b / 64e9) == 13
-    assert chapter10["hbf_405b_hbf_stacks"] == math.ceil(weights_405b / 512e9) == 2
+    assert chapter10["hbf_405b_hbm4_stacks"] == math.ceil(weights_405b / (64 * 2**30)) == 12    # 11.8
+    assert chapter10["hbf_405b_hbf_stacks"] == math.ceil(weights_405b / hbf_bytes) == 2
     assert chapter10["hbf_weekly_years"] == pytest.approx(3000 / 52)
     assert chapter10["hbf_over_hbm4"] == pytest.approx(512 / 64)
 
 
 def near_memory_s(units, weights=2 * (MATMUL_70B + LM_HEAD_70B + NORMS_70B + 8192)):
-    """(read, exchange) seconds: weights over units x 100 GB/s; 160 tree all-reduces of 16 KiB over 50 GB/s."""
+    """(read, exchange) seconds: weights over units x 100 GB/s; 160 all-reduces of 16 KiB over 50 GB/s by
+    recursive halving and doubling, 2 log2 U steps of 1 us each."""
     read = weights / (units * 100e9)
-    exchange = 160 * (math.ceil(math.log2(units)) * 1e-6 + 2 * (units - 1) / units * 16384 / 50e9)
+    exchange = 160 * (2 * math.ceil(math.log2(units)) * 1e-6 + 2 * (units - 1) / units * 16384 / 50e9)
     return read, exchange
 
 
@@ -138,16 +150,17 @@ def test_processing_near_memory(chapter10):
     counts = [64, 256, 1024, 4096, 16384, 65536]
     totals = {u: sum(near_memory_s(u)) for u in counts}
     best = min(totals, key=totals.get)
-    assert best == 4096          # 0.34 ms of reading + 2.02 ms of exchange; 1,024 units: 1.36 + 1.70
+    assert best == 4096          # 0.34 ms of reading + 3.94 ms of exchange; 1,024 units: 1.36 + 3.30
     assert (chapter10["pnm_unit_gb_s"], chapter10["pnm_hop_us"]) == (pytest.approx(100), pytest.approx(1))
     assert chapter10["pnm_best_units"] == best
-    assert chapter10["pnm_best_ms"] == pytest.approx(1e3 * totals[best])                  # 2.36 ms
+    assert chapter10["pnm_best_ms"] == pytest.approx(1e3 * totals[best])                  # 4.28 ms
     assert chapter10["pnm_best_ms"] < chapter10["dec_step_ms"]
     assert (chapter10["pnm_min_units"], chapter10["pnm_max_units"]) == (64, 65536)
     assert chapter10["pnm_min_ms"] == pytest.approx(1e3 * totals[64])
-    assert chapter10["pnm_max_exchange_ms"] == pytest.approx(1e3 * near_memory_s(65536)[1])   # 2.66 ms
-    weights = 2 * (MATMUL_70B + LM_HEAD_70B + NORMS_70B + 8192)
-    assert chapter10["pnm_max_shard_kb"] == pytest.approx(weights / (80 * 7 * 65536) / 1e3)   # 3.8 KB
+    assert chapter10["pnm_max_exchange_ms"] == pytest.approx(1e3 * near_memory_s(65536)[1])   # 5.22 ms
+    assert chapter10["pnm_steps_4096"] == 24
+    assert chapter10["pnm_exchange_4096_ms"] == pytest.approx(1e3 * near_memory_s(4096)[1])   # 3.94 ms
+    assert chapter10["pnm_max_shard_b"] == 8192 * 1024 * 2 / 65536                           # 256 B: a k shard
 
 
 def test_3d_stacking(chapter10):
@@ -164,15 +177,25 @@ def test_3d_stacking(chapter10):
 
 
 @pytest.mark.parametrize("hop_us", [1, 5, 20])
-def test_synchronisation_share_by_hop_latency(chapter10, hop_us):
+def test_synchronisation_share_by_latency_in_the_switch(chapter10, hop_us):
     roofline, sync = llama_70b_step_s(H100, 8, 1, hop_s=hop_us * 1e-6)
     assert chapter10[f"ic_share_{hop_us}us"] == pytest.approx(sync / (roofline + sync), rel=1e-6)
     assert chapter10[f"ic_tokens_{hop_us}us"] == pytest.approx(1 / (roofline + sync), rel=1e-6)
 
 
+@pytest.mark.parametrize("hop_us", [1, 5, 20])
+def test_synchronisation_share_by_latency_in_a_ring(chapter10, hop_us):
+    roofline, _ = llama_70b_step_s(H100, 8, 1)
+    sync = 160 * (14 * hop_us * 1e-6 + 1.75 * 16384 / 450e9)          # 2 x 7 latency steps per all-reduce
+    assert chapter10[f"ic_ring_share_{hop_us}us"] == pytest.approx(sync / (roofline + sync), rel=1e-6)
+    assert chapter10[f"ic_ring_tokens_{hop_us}us"] == pytest.approx(1 / (roofline + sync), rel=1e-6)
+
+
 def test_interconnect_figures(chapter10):
-    assert chapter10["ic_allreduces"] == 160
+    assert chapter10["ic_allreduces"] == 160 and chapter10["ic_ring_steps"] == 14
+    # The prose: a few percent at 1 us in the switch, a third at 20 us; nearly a third at 1 us in a ring.
     assert chapter10["ic_share_1us"] < 0.05 < chapter10["ic_share_5us"] < chapter10["ic_share_20us"]
+    assert 0.3 < chapter10["ic_share_20us"] < 0.4 and 0.25 < chapter10["ic_ring_share_1us"] < 0.33
     assert chapter10["ic_tokens_1us"] > chapter10["ic_tokens_5us"] > chapter10["ic_tokens_20us"]
 
 
@@ -211,33 +234,72 @@ def mixtral_parts(batch=64, context=CONTEXT):
 
 def test_heterogeneous_mixtral(chapter10):
     gpu_flops, gpu_bytes, ffn_flops, ffn_bytes = mixtral_parts()
-    chips = math.ceil((32 * 8 * MIX_EXPERT + MIX_ROUTER) / 500e6)                      # 91
+    # Whole experts per chip: floor(500 MB / 176,160,768 B) = 2, so a layer's 8 experts take 4 chips, 32 layers 128.
+    per_layer_chips = math.ceil(8 / (500e6 // MIX_EXPERT))
+    chips = 32 * per_layer_chips
     gpu_s = max(gpu_flops / 1978.9e12, gpu_bytes / 4.8e12)
-    sram_s = max(ffn_flops / (chips * 1.2e15), ffn_bytes / (chips * 150e12))
-    link_s = 64 * 2e-6 + 64 * (2 * 32 * 4096 * 2) / 450e9
+    # Layer by layer: each layer's FFN work on its own 4 chips, 32 layers one after another.
+    sram_s = 32 * max(ffn_flops / 32 / (per_layer_chips * 1.2e15), ffn_bytes / 32 / (per_layer_chips * 150e12))
+    link_bytes = 2 * 32 * 2 * 4096 * 2                         # out and back, 32 layers, to each of 2 experts
+    link_s = 64 * 2e-6 + 64 * link_bytes / 450e9
     step = gpu_s + sram_s + link_s
     alone = max((gpu_flops + ffn_flops) / 1978.9e12, (gpu_bytes + ffn_bytes) / 4.8e12)
     assert (chapter10["het_link_gb_s"], chapter10["het_link_us"]) == (pytest.approx(450), pytest.approx(2))
-    assert chapter10["het_num_sram"] == chips == 91
+    assert chapter10["het_num_sram"] == chips == 128
+    assert chapter10["het_sram_per_layer"] == per_layer_chips == 4
+    assert chapter10["het_experts_per_chip"] == 2
+    assert chapter10["het_expert_mb"] == pytest.approx(MIX_EXPERT / 1e6)                        # 176 MB
+    assert chapter10["het_sram_layer_us"] == pytest.approx(1e6 * sram_s / 32, rel=1e-9)          # 9.4 us
     assert chapter10["het_ffn_gb"] == pytest.approx((32 * 8 * MIX_EXPERT + MIX_ROUTER) / 1e9)     # 45.1 GB
     assert chapter10["het_gpu_ms"] == pytest.approx(1e3 * gpu_s, rel=1e-9)
-    assert chapter10["het_sram_ms"] == pytest.approx(1e3 * sram_s, rel=1e-9)
+    assert chapter10["het_sram_ms"] == pytest.approx(1e3 * sram_s, rel=1e-9)                     # 0.301 ms
     assert chapter10["het_link_ms"] == pytest.approx(1e3 * link_s)
     assert chapter10["het_step_ms"] == pytest.approx(1e3 * step, rel=1e-9)
     assert chapter10["het_alone_ms"] == pytest.approx(1e3 * alone, rel=1e-9)
     assert chapter10["het_speedup"] == pytest.approx(alone / step, rel=1e-9)
-    assert chapter10["het_link_kib_per_token"] == pytest.approx(2 * 32 * 4096 * 2 / 1024)         # 512 KiB
-    assert chapter10["het_per_chip_split"] == pytest.approx(64 / step / 92, rel=1e-9)
+    assert chapter10["het_link_kib_per_token"] == pytest.approx(link_bytes / 1024) == 1024        # 1 MiB
+    assert chapter10["het_per_chip_split"] == pytest.approx(64 / step / (1 + chips), rel=1e-9)  # about 62
     assert chapter10["het_per_chip_alone"] == pytest.approx(64 / alone, rel=1e-9)
 
 
-def test_heterogeneous_deepseek_chip_count(chapter10):
+def copies_per_token():
+    """DeepSeek-V3: one activation vector to each dense layer, and to each of 8 routed + 1 shared experts."""
+    return 3 + 58 * (8 + 1)
+
+
+def test_heterogeneous_deepseek(chapter10):
     # 3 dense FFN layers of 18,432; 58 MoE layers of 256 routed + 1 shared experts of 2,048; routers with a bias.
-    ffn_bytes = 3 * 3 * 7168 * 18432 + 58 * 257 * 3 * 7168 * 2048 + 58 * (7168 * 256 + 256)
+    dense_ffn, expert = 3 * 7168 * 18432, 3 * 7168 * 2048
+    ffn_bytes = 3 * dense_ffn + 58 * 257 * expert + 58 * (7168 * 256 + 256)
     assert chapter10["het_ds_ffn_gb"] == pytest.approx(ffn_bytes / 1e9)
-    assert chapter10["het_ds_sram"] == math.ceil(ffn_bytes / 500e6)
-    assert chapter10["q7_bytes"] == 2 * 61 * 7168 * 2                                             # 1,748,992 B
-    assert chapter10["q7_gb_s_at_10k"] == pytest.approx(10_000 * 2 * 61 * 7168 * 2 / 1e9)
+    # A dense FFN (396 MB) on 1 chip; 11 experts of 44 MB a chip, 257 experts on 24 chips.
+    assert chapter10["het_ds_sram"] == 3 * math.ceil(dense_ffn / 500e6) + 58 * math.ceil(257 / (500e6 // expert))
+    assert chapter10["het_ds_sram"] == 1395
+    # Eight H200s all-reduce once per layer after attention: 61 x (2 us + 2 x 7/8 x 64 x 7,168 x 2 B / 450 GB/s).
+    assert chapter10["het_ds_gpu_sync_ms"] == pytest.approx(1e3 * 61 * (2e-6 + 1.75 * 64 * 7168 * 2 / 450e9))
+    # The whole step, by hand. GPU side on 8 H200s in FP8 (8 x 4.8 TB/s, 8 x 1,978.9 TFLOP/s). Per layer the MLA
+    # weights: q_a 7,168 x 1,536, q_b 1,536 x 128 x 192, kv_a 7,168 x 576, kv_b 512 x 128 x 256, o 128 x 128 x 7,168,
+    # and the two latent norms (1,536 + 512); the cache 576 B per token per layer; norms 2 x 7,168 a layer + 7,168.
+    mla = 7168 * 1536 + 1536 * 128 * 192 + 7168 * 576 + 512 * 128 * 256 + 128 * 128 * 7168   # 187,105,280
+    head = 129_280 * 7168
+    gpu_bytes = (64 * 7168 + 61 * (mla + 2048) + 64 * 8193 * 61 * 576 + 61 * 2 * 7168 + 7168 + head)
+    # FLOPs: 2 per weight per token, and per (query, cached key) 128 heads x 2 x (576 + 512) with absorbed latents.
+    gpu_flops = 2 * 64 * (61 * mla + head) + 64 * 8193 * 61 * 128 * 2 * (576 + 512)
+    gpu_s = max(gpu_flops / (8 * 1978.9e12), gpu_bytes / (8 * 4.8e12))                       # memory-bound, 0.80 ms
+    gpu_sync_s = 61 * (2e-6 + 1.75 * 64 * 7168 * 2 / 450e9)
+    # SRAM side, layer by layer on each layer's chips (1.2 PFLOP/s and 150 TB/s each).
+    dense_s = max(2 * 64 * dense_ffn / 1.2e15, dense_ffn / 150e12)                            # 1 chip a layer
+    router = 7168 * 256 + 256
+    moe_flops = 2 * 64 * router + 2 * 64 * (8 + 1) * expert
+    moe_bytes = router + touched(256, 8, 64) * expert + expert
+    moe_s = max(moe_flops / (24 * 1.2e15), moe_bytes / (24 * 150e12))                         # 24 chips a layer
+    sram_s = 3 * dense_s + 58 * moe_s
+    link_s = 2 * 61 * 2e-6 + 64 * 2 * copies_per_token() * 7168 * 2 / (8 * 450e9)
+    step_s = gpu_s + gpu_sync_s + sram_s + link_s
+    assert chapter10["het_ds_step_ms"] == pytest.approx(1e3 * step_s, rel=1e-9)               # 1.94 ms
+    assert chapter10["het_ds_tokens_per_s"] == pytest.approx(64 / step_s, rel=1e-9)           # 33,000
+    assert chapter10["q7_bytes"] == 2 * copies_per_token() * 7168 * 2 == 15_052_800
+    assert chapter10["q7_gb_s_at_10k"] == pytest.approx(10_000 * 15_052_800 / 1e9)
 
 
 # --- section 5: judging a chip ------------------------------------------------------------------------------------
@@ -287,7 +349,7 @@ def test_practice_questions(chapter10):
     q4_step = sum(llama_70b_step_s(H100, 8, 16))
     assert chapter10["q4_step_ms"] == pytest.approx(1e3 * q4_step, rel=1e-6)
     assert chapter10["q4_write_mb_s"] == pytest.approx(16 * KV_70B / q4_step / 1e6, rel=1e-6)
-    assert chapter10["q4_days"] == pytest.approx(512e9 * 1000 / (16 * KV_70B / q4_step) / 86400, rel=1e-6)
+    assert chapter10["q4_days"] == pytest.approx(512 * 2**30 * 1000 / (16 * KV_70B / q4_step) / 86400, rel=1e-6)
     roofline, sync = llama_70b_step_s(H100, 4, 1, hop_s=5e-6)
     assert chapter10["q5_roofline_ms"] == pytest.approx(1e3 * roofline, rel=1e-6)
     assert chapter10["q5_sync_ms"] == pytest.approx(1e3 * 160 * (5e-6 + 1.5 * 16384 / 450e9))

@@ -81,8 +81,8 @@ def draw_time_breakdown(ax: Axes, labels: Sequence[str], segments_ms: dict[str, 
 def draw_heterogeneous_serving(ax: Axes, *, gpu_label: str, sram_label: str, link_label: str) -> None:
     """Draw one decode layer split over two kinds of chip: attention + KV on a GPU, the FFN on SRAM chips.
 
-    Activations go right to the FFN and come back, twice per layer; the weights and the KV
-    never cross. Box gids: ``"gpu"``, ``"sram"``. Introduced in ch-hardware-futures.
+    Activations go right to the FFN and come back, once each way per layer; the weights and
+    the KV never cross. Box gids: ``"gpu"``, ``"sram"``. Introduced in ch-hardware-futures.
     """
     ax.set_xlim(0, 10)
     ax.set_ylim(0, 6)
