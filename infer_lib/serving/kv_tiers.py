@@ -53,9 +53,10 @@ first token wherever its per-token cost (KV bytes / bandwidth) is lower: at the 
 median a = 875, Llama 3.1 8B, 70B and 405B break even at T = 1 from DRAM (8B at 8
 from SSD). A **mixture of experts** turns this around: with a short append, recomputing
 even a few tokens routes them to experts the step would not have read, so a reload
-wins from the first token; with a = 875 most experts are read anyway and few
-parameters act per token, so recompute is cheap per token and the break-even moves
-out (from DRAM: Mixtral 8x7B 206, gpt-oss-20b 1,050, DeepSeek-V3 3,881, gpt-oss-120b
+wins from the first token; with a = 875 the step reads nearly every expert anyway,
+and a mixture's ridge in tokens is higher by its total over its active parameters,
+so recomputed tokens hide under the weight read again and the break-even moves out
+(from DRAM: Mixtral 8x7B 206, gpt-oss-20b 1,050, DeepSeek-V3 3,881, gpt-oss-120b
 5,922 tokens). As T grows, recompute grows faster than linearly (attention's T x a and
 T^2 / 2 pairs), a reload only linearly, so with full attention there is always a T
 past which reloading wins: :func:`break_even_context_tokens` finds it. It may lie
