@@ -14,6 +14,7 @@ in the module of its concept:
 - ``curves``          -- lines against x, bars, CDFs, throughput-interactivity trade-offs and frontiers
 - ``disaggregation``  -- the two pools as a factory line, KV transfer times by link, traces by length, win/lose maps
 - ``speculative``     -- a draft/verify step as a schematic, speedup against draft length, batch and tokens per step
+- ``agentic``         -- a session's requests and steps on a time line, cost shares, hit-rate curves, recompute or reload
 - ``hardware_futures`` -- memories by capacity and bandwidth, a step's time by part, GPU + SRAM serving, chips judged
 
 ``infer_lib.plots`` and ``infer_lib.plots_serving`` still offer every name they had,
@@ -21,6 +22,7 @@ for the notebooks written before this package.
 """
 
 from infer_lib.plotting import (
+    agentic,
     curves,
     disaggregation,
     grids,
