@@ -53,12 +53,13 @@ def test_requests_per_session(stats):
 
 
 def test_the_tail_of_requests_per_session(sessions):
-    # TraceLab: p90 18, p99 137. Over seeds 0-3 the fit gives p90 18-21 and p99 109-125: the tail's shape,
-    # not only its mean, is TraceLab's, within the spread of a percentile this far out.
+    # TraceLab: p90 18, p99 137. Over seeds 0-3 the fit gives p90 18-21 (the tail's shape, not only its mean,
+    # within the spread of a percentile this far out) and p99 109-125 (118 at seed 0): a KNOWN MISS, the far
+    # tail 10-20% short of TraceLab's, held where the docstring puts it.
     counts = sorted(len(session.requests) for session in sessions)
     p90, p99 = counts[int(0.9 * len(counts))], counts[int(0.99 * len(counts))]
     assert 14 <= p90 <= 24
-    assert 90 <= p99 <= 180
+    assert 100 <= p99 < 137, f"requests per session p99 {p99} against TraceLab's 137"
 
 
 def _gap(measured, published):
