@@ -206,8 +206,13 @@ def words(text: str) -> str:
 
 
 def summary_words(docstring: str) -> str:
-    """The words of a docstring's first line as the page shows them: ``:role:`~a.b.C``` is shown as ``C``."""
+    """The words of a docstring's first line as the page shows them: ``:role:`~a.b.C``` is shown as ``C``.
+
+    A chapter label ("Introduced in ch-roofline.") is shown as the chapter's title, a link
+    (book/_ext/chapter_links.py), so the words are compared up to the first label.
+    """
     line = docstring.strip().splitlines()[0]
+    line = re.split(r"(?<![\w`-])ch-[a-z0-9]+(?:-[a-z0-9]+)*", line)[0]
     line = re.sub(r":[\w:]+:`~(?:[\w]+\.)*", "`", line)  # the path a ~ hides
     return words(re.sub(r":[\w:]+:`", "`", line))
 
