@@ -176,19 +176,24 @@ def test_3d_stacking(chapter10):
     assert chapter10["stack_b200_w"] == 1000
 
 
-@pytest.mark.parametrize("hop_us", [1, 5, 20])
-def test_synchronisation_share_by_latency_in_the_switch(chapter10, hop_us):
+@pytest.mark.parametrize("hop_us, share_key, tokens_key", [
+    (1, "ic_share_1us", "ic_tokens_1us"), (5, "ic_share_5us", "ic_tokens_5us"), (20, "ic_share_20us", "ic_tokens_20us"),
+])
+def test_synchronisation_share_by_latency_in_the_switch(chapter10, hop_us, share_key, tokens_key):
     roofline, sync = llama_70b_step_s(H100, 8, 1, hop_s=hop_us * 1e-6)
-    assert chapter10[f"ic_share_{hop_us}us"] == pytest.approx(sync / (roofline + sync), rel=1e-6)
-    assert chapter10[f"ic_tokens_{hop_us}us"] == pytest.approx(1 / (roofline + sync), rel=1e-6)
+    assert chapter10[share_key] == pytest.approx(sync / (roofline + sync), rel=1e-6)
+    assert chapter10[tokens_key] == pytest.approx(1 / (roofline + sync), rel=1e-6)
 
 
-@pytest.mark.parametrize("hop_us", [1, 5, 20])
-def test_synchronisation_share_by_latency_in_a_ring(chapter10, hop_us):
+@pytest.mark.parametrize("hop_us, share_key, tokens_key", [
+    (1, "ic_ring_share_1us", "ic_ring_tokens_1us"), (5, "ic_ring_share_5us", "ic_ring_tokens_5us"),
+    (20, "ic_ring_share_20us", "ic_ring_tokens_20us"),
+])
+def test_synchronisation_share_by_latency_in_a_ring(chapter10, hop_us, share_key, tokens_key):
     roofline, _ = llama_70b_step_s(H100, 8, 1)
     sync = 160 * (14 * hop_us * 1e-6 + 1.75 * 16384 / 450e9)          # 2 x 7 latency steps per all-reduce
-    assert chapter10[f"ic_ring_share_{hop_us}us"] == pytest.approx(sync / (roofline + sync), rel=1e-6)
-    assert chapter10[f"ic_ring_tokens_{hop_us}us"] == pytest.approx(1 / (roofline + sync), rel=1e-6)
+    assert chapter10[share_key] == pytest.approx(sync / (roofline + sync), rel=1e-6)
+    assert chapter10[tokens_key] == pytest.approx(1 / (roofline + sync), rel=1e-6)
 
 
 def test_interconnect_figures(chapter10):
