@@ -189,7 +189,7 @@ CHAPTER_PAGE_PARTS = {
     "a slider": "infer-frames-slider",
     "practice answers": "dropdown",
     "a summary": 'id="summary"',
-    "a graded exercise": "exercises/ex0",
+    "a graded exercise": "exercises/ex",
 }
 
 
