@@ -125,6 +125,17 @@ AS_PUBLISHED = [
     ("PODCAST_PREFIX_COST_SHARE_CLAIM", 60, "%", "hyperaccelpodcast"),
     ("PODCAST_GOLDEN_WINDOW_LOW_MINUTES_CLAIM", 5, "min", "hyperaccelpodcast"),
     ("PODCAST_GOLDEN_WINDOW_HIGH_MINUTES_CLAIM", 10, "min", "hyperaccelpodcast"),
+    # Hardware futures (course fact sheet F and B/E): Ma and Patterson's 80x, 17x and 1.35x; Davies et al.'s
+    # "around 1us"; the Groq 3 LPU's reported 500 MB, 150 TB/s, 1.2 PFLOP/s FP8 and the LPX rack's 256 LPUs, 640 TB/s.
+    ("MA_PATTERSON_FLOPS_GROWTH", 80.0, "x", "mapatterson2026"),
+    ("MA_PATTERSON_BANDWIDTH_GROWTH", 17.0, "x", "mapatterson2026"),
+    ("MA_PATTERSON_HBM_PRICE_GROWTH", 1.35, "x", "mapatterson2026"),
+    ("DAVIES_SYNC_LATENCY_S", 1e-6, "s", "davies2025efficient"),
+    ("GROQ3_SRAM_BYTES", 500e6, "B", "groq3lpu"),
+    ("GROQ3_SRAM_BYTES_PER_S", 150e12, "B/s", "groq3lpu"),
+    ("GROQ3_FP8_FLOPS_PER_S", 1.2e15, "FLOP/s", "groq3lpu"),
+    ("GROQ3_LPX_CHIPS", 256, "chips", "groq3lpu"),
+    ("GROQ3_LPX_SCALE_UP_BYTES_PER_S", 640e12, "B/s", "groq3lpu"),
 ]
 
 
