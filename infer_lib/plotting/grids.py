@@ -55,9 +55,9 @@ def draw_prefill_decode_grid(ax: Axes, num_prompt_tokens: int, num_decode_steps:
         ax.text(num_columns + 0.15, bottom + strip_height + 0.3, f"cache: {cache_len} tokens", ha="right",
                 va="center", fontsize=10, color="0.3")
     labels = [f"p{i + 1}" for i in range(num_prompt_tokens)] + [f"o{i + 1}" for i in range(num_decode_steps)]
-    ax.set_xticks([token + 0.5 for token in range(num_columns)], labels, fontsize=9)
+    ax.set_xticks([token + 0.5 for token in range(num_columns)], labels, fontsize=10)
     first_strip_layers = [layer * cell_height + cell_height / 2 for layer in range(num_layers)]
-    ax.set_yticks(first_strip_layers, [f"layer {layer + 1}" for layer in range(num_layers)], fontsize=9)
+    ax.set_yticks(first_strip_layers, [f"layer {layer + 1}" for layer in range(num_layers)], fontsize=10)
     ax.tick_params(length=0)
     for side in ax.spines.values():
         side.set_visible(False)
