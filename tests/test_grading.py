@@ -696,6 +696,35 @@ def test_the_worked_examples_of_exercise_6_state_what_the_reference_computes():
     assert f"comes {spf.ttft_s:.2f} s after it arrived instead of {fcfs.ttft_s:.2f} s" in text
 
 
+def _times_ten(value: float, digits: int = 4) -> str:
+    """``value`` as the notebooks write it: ``6.6010 × 10⁻⁵``."""
+    mantissa, exponent = f"{value:.{digits}e}".split("e")
+    return f"{mantissa} × 10" + str(int(exponent)).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+
+
+def test_the_worked_examples_of_exercise_10_state_what_the_reference_computes():
+    ex10 = BY_NAME["ex10_hardware_futures"]
+    expected, text = load_expected(ex10.name), _markdown_text(ex10)
+    one_node, four_nodes, one_chip = (case["expected"] for case in expected["allreduce_time_s"]["visible"])
+    assert one_chip == 0.0 and f"**{_times_ten(one_node)} s** ({1e6 * one_node:.1f} µs)" in text
+    assert f"in all **{_times_ten(four_nodes)} s**" in text
+    h100 = expected["allreduce_time_s"]["visible"][1]["args"][1]
+    in_node_s = 2 * 7 * (h100["hop_latency_s"] + 1_048_576 / 8 / h100["link_bytes_per_s"])
+    across_s = 2 * 3 * (h100["network_latency_s"] + 1_048_576 / 32 / h100["network_bytes_per_s"])
+    assert in_node_s + across_s == pytest.approx(four_nodes, rel=1e-12)
+    assert f"{1e6 * in_node_s:.3f} µs; across them, 6 steps" in text and f"GB/s), {1e6 * across_s:.3f} µs;" in text
+    flat_s = 2 * 31 * (h100["network_latency_s"] + 1_048_576 / 32 / h100["network_bytes_per_s"])
+    assert f"62 steps of {1e6 * across_s / 6:.4f} µs, {_times_ten(flat_s)} s" in text
+    for case in expected["decode_step_time_s"]["visible"]:
+        assert f"**{case['expected']:#.5g} s**" in text, case["note"]
+    tco = {case["note"]: case["expected"] for case in expected["tco_usd_per_hour"]["visible"]}
+    assert f"**{tco['an H100']:.5f} $/h**" in text and f"{tco['a B200']:.4f} $/h" in text
+    assert f"**{expected['tokens_per_usd']['visible'][0]['expected']:,.0f}** tokens per dollar" in text
+    worked, no_b200 = (case["expected"] for case in expected["best_deployment"]["visible"])
+    assert f"**{worked['tp']} {worked['chip']}s at {worked['batch']} sequences**" in text
+    assert f"**{no_b200['tp']} {no_b200['chip']}s at {no_b200['batch']} sequences**" in text
+
+
 def test_exercise_5_refuses_an_object_equal_to_everything_and_accepts_a_copy_and_numpy_types():
     reference = run_answers(source_of(EX05))
     with pytest.raises(CheckFailed, match=r"must be one of the points \(a dict\) or None, got AlwaysEqual"):

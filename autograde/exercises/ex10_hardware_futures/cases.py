@@ -7,10 +7,12 @@ their FP8 dense peaks, and an SRAM chip with the published figures of
 Groq's first LPU; the choice's worked examples read the model and the chips
 from the notebook's setup cell, so they exist in one place only. Hidden
 cases use other models (Llama 3.1 8B in BF16, 405B in FP8, Qwen3-32B),
-other chips and prices, hop latencies of 1 to 20 microseconds (the
-chapter's interconnect figures), contexts from 512 to 131,072 tokens, and
-choices that turn on the TPOT limit, on memory, on the cap on the batch, on
-price and on the hop latency.
+other chips and prices, nodes of 1 to 256 chips, hop latencies of 0.2 to 20
+microseconds (the chapter's interconnect figures) inside a node and of 1 to
+20 between nodes, deployments within one node and across up to 72, contexts
+from 512 to 131,072 tokens, and choices that turn on the TPOT limit, on
+memory, on the cap on the batch, on price, on the hop latency and on the
+network between nodes.
 
 A case whose answer would hang on float rounding is refused: a deployment
 must not change when the TPOT limit, a chip's memory or price, or the
@@ -47,12 +49,21 @@ def model(num_layers: int, d_model: int, num_kv_heads: int, head_dim: int, param
     }
 
 
-def chip(name: str, peak_flops_per_s: float, memory_bytes: float, memory_bytes_per_s: float, link_bytes_per_s: float,
-         hop_latency_s: float, price_usd: float, power_w: float, tp_options: list[int]) -> dict[str, Any]:
+GPU_NETWORK_BYTES_PER_S, GPU_NETWORK_LATENCY_S = 400e9 / 8, 5e-6
+"""Between nodes: one 400 Gb/s port per chip at infer_lib.hardware's assumed 5 us (as the notebook's setup cell)."""
+
+
+def chip(name: str, peak_flops_per_s: float, memory_bytes: float, memory_bytes_per_s: float, chips_per_node: int,
+         link_bytes_per_s: float, hop_latency_s: float, price_usd: float, power_w: float, tp_options: list[int],
+         network_bytes_per_s: float = GPU_NETWORK_BYTES_PER_S,
+         network_latency_s: float = GPU_NETWORK_LATENCY_S) -> dict[str, Any]:
+    """A chip as the notebook writes one: a fast link inside a node of chips_per_node, a network between nodes."""
     return {
         "name": name, "peak_flops_per_s": peak_flops_per_s, "memory_bytes": memory_bytes,
-        "memory_bytes_per_s": memory_bytes_per_s, "link_bytes_per_s": link_bytes_per_s,
-        "hop_latency_s": hop_latency_s, "price_usd": price_usd, "power_w": power_w, "tp_options": tp_options,
+        "memory_bytes_per_s": memory_bytes_per_s, "chips_per_node": chips_per_node,
+        "link_bytes_per_s": link_bytes_per_s, "hop_latency_s": hop_latency_s,
+        "network_bytes_per_s": network_bytes_per_s, "network_latency_s": network_latency_s,
+        "price_usd": price_usd, "power_w": power_w, "tp_options": tp_options,
     }
 
 
@@ -60,35 +71,53 @@ LLAMA_8B_BF16 = model(32, 4096, 8, 128, 8.03e9, 2, 2)
 LLAMA_70B_FP8 = model(80, 8192, 8, 128, 70.6e9, 1, 1)
 LLAMA_70B_BF16 = model(80, 8192, 8, 128, 70.6e9, 2, 2)
 LLAMA_405B_FP8 = model(126, 16384, 8, 128, 405.9e9, 1, 1)
+LLAMA_405B_BF16 = model(126, 16384, 8, 128, 405.9e9, 2, 2)
 QWEN3_32B = model(64, 5120, 8, 128, 32.8e9, 2, 2)
 
-H100 = chip("H100 SXM", 1978.9e12, 80e9, 3.35e12, 450e9, 2e-6, 25_000, 700, [1, 2, 4, 8])
-H200 = chip("H200", 1978.9e12, 141e9, 4.8e12, 450e9, 2e-6, 32_000, 700, [1, 2, 4, 8])
-B200 = chip("B200", 4500e12, 180e9, 8e12, 900e9, 2e-6, 45_000, 1000, [1, 2, 4, 8])
-MI300X = chip("MI300X", 2614.9e12, 192e9, 5.3e12, 64e9, 5e-6, 20_000, 750, [1, 2, 4, 8])
-SRAM_V1 = chip("SRAM chip", 750e12, 230e6, 80e12, 100e9, 1e-6, 20_000, 300, [320, 576])
-SRAM_NEXT = chip("SRAM chip, next generation", 1200e12, 500e6, 150e12, 400e9, 0.2e-6, 30_000, 400, [64, 128, 256])
+# The worked chips, as the notebook's setup cell writes them (GPUs 8 to a node on NVLink, the SRAM chip 8 to a node
+# on its own links, all on a 400 Gb/s network between nodes).
+H100 = chip("H100 SXM", 1978.9e12, 80e9, 3.35e12, 8, 450e9, 2e-6, 25_000, 700, [1, 2, 4, 8])
+H200 = chip("H200", 1978.9e12, 141e9, 4.8e12, 8, 450e9, 2e-6, 32_000, 700, [1, 2, 4, 8])
+B200 = chip("B200", 4500e12, 180e9, 8e12, 8, 900e9, 2e-6, 45_000, 1000, [1, 2, 4, 8])
+SRAM_V1 = chip("SRAM chip", 750e12, 230e6, 80e12, 8, 100e9, 1e-6, 20_000, 300, [320, 576])
+# Hidden chips: an MI300X node of 8 on a slow link, a next-generation SRAM chip with a rack of 256 as its node (the
+# Groq 3 rack of chapter 10) and a faster network, GPUs that may span 2 to 4 nodes, and a GPU with 4 to a node.
+MI300X = chip("MI300X", 2614.9e12, 192e9, 5.3e12, 8, 64e9, 5e-6, 20_000, 750, [1, 2, 4, 8])
+SRAM_NEXT = chip("SRAM chip, next generation", 1200e12, 500e6, 150e12, 256, 400e9, 0.2e-6, 30_000, 400,
+                 [64, 128, 256, 512], network_bytes_per_s=100e9, network_latency_s=1e-6)
 H100_BF16 = {**H100, "peak_flops_per_s": 989.4e12}
+H100_NODES = {**H100, "tp_options": [1, 2, 4, 8, 16, 32]}
+H200_NODES = {**H200, "tp_options": [4, 8, 16, 32]}
+B200_NODES = {**B200, "tp_options": [8, 16, 32]}
+GPU_4_PER_NODE = chip("GPU, 4 to a node", 1000e12, 96e9, 4e12, 4, 300e9, 3e-6, 18_000, 600, [2, 4, 8, 12, 16],
+                      network_bytes_per_s=25e9, network_latency_s=8e-6)
 
 ACTIVATIONS_64 = 64 * 8192 * 2  # bytes of one all-reduce of 64 sequences of Llama 3.1 70B
 
 ALLREDUCE_VISIBLE = [
-    Case((ACTIVATIONS_64, 8, 450e9, 2e-6), "64 sequences of Llama 70B over 8 H100s"),
-    Case((ACTIVATIONS_64, 8, 450e9, 20e-6), "the same at 20 microseconds a hop"),
-    Case((ACTIVATIONS_64, 1, 450e9, 2e-6), "one chip"),
+    Case((ACTIVATIONS_64, H100, 8), "64 sequences of Llama 70B over 8 H100s, one node"),
+    Case((ACTIVATIONS_64, H100, 32), "the same over 32 H100s, 4 nodes"),
+    Case((ACTIVATIONS_64, H100, 1), "one chip"),
 ]
 ALLREDUCE_HIDDEN = [
-    Case((ACTIVATIONS_64, 2, 900e9, 2e-6), "two B200s"),
-    Case((1 * 4096 * 2, 576, 100e9, 1e-6), "one sequence of Llama 8B over 576 SRAM chips"),
-    Case((256 * 16384 * 1, 16, 50e9, 5e-6), "405B activations in FP8 over 16 chips"),
-    Case((1e6, 3, 1e9, 0), "no latency, three chips"),
-    Case((12_345, 64, 400e9, 0.2e-6), "a small message over 64 chips"),
+    Case((ACTIVATIONS_64, B200, 2), "two B200s"),
+    Case((ACTIVATIONS_64, B200, 16), "16 B200s, 2 nodes"),
+    Case((1 * 4096 * 2, SRAM_V1, 576), "one sequence of Llama 8B over 576 SRAM chips, 72 nodes"),
+    Case((256 * 16384 * 1, H200, 64), "405B activations in FP8 over 64 H200s, 8 nodes"),
+    Case((1e6, {**GPU_4_PER_NODE, "hop_latency_s": 0, "network_latency_s": 0}, 12), "no latency, 3 nodes of 4"),
+    Case((12_345, SRAM_NEXT, 512), "a small message over 512 next-generation SRAM chips, 2 nodes of 256"),
+    Case((3e6, {**H100, "chips_per_node": 1}, 6), "a node per chip: one ring over the network"),
+    Case((ACTIVATIONS_64, GPU_4_PER_NODE, 4), "exactly one node of 4"),
 ]
 ALLREDUCE_BAD = [
-    BadInput((0, 8, 450e9, 2e-6), "message_bytes=0"),
-    BadInput((ACTIVATIONS_64, 0, 450e9, 2e-6), "chips=0"),
-    BadInput((ACTIVATIONS_64, 8, 0, 2e-6), "link_bytes_per_s=0"),
-    BadInput((ACTIVATIONS_64, 8, 450e9, -1e-6), "hop_latency_s<0"),
+    BadInput((0, H100, 8), "message_bytes=0"),
+    BadInput((ACTIVATIONS_64, H100, 0), "tp=0"),
+    BadInput((ACTIVATIONS_64, H100, 12), "tp=12 spans two nodes of 8 without filling the second"),
+    BadInput((ACTIVATIONS_64, {**H100, "chips_per_node": 0}, 8), "chips_per_node=0"),
+    BadInput((ACTIVATIONS_64, {**H100, "link_bytes_per_s": 0}, 8), "link_bytes_per_s=0"),
+    BadInput((ACTIVATIONS_64, {**H100, "network_bytes_per_s": 0}, 16), "network_bytes_per_s=0"),
+    BadInput((ACTIVATIONS_64, {**H100, "hop_latency_s": -1e-6}, 8), "hop_latency_s<0"),
+    BadInput((ACTIVATIONS_64, {**H100, "network_latency_s": -1e-6}, 16), "network_latency_s<0"),
 ]
 
 STEP_VISIBLE = [
@@ -103,6 +132,9 @@ STEP_HIDDEN = [
     Case((QWEN3_32B, MI300X, 4, 100, 8000), "Qwen3-32B on 4 MI300X over a slow link"),
     Case((LLAMA_70B_BF16, SRAM_NEXT, 256, 20, 2048), "70B BF16 on 256 next-generation SRAM chips"),
     Case((LLAMA_70B_FP8, {**H200, "hop_latency_s": 20e-6}, 8, 200, 4096), "8 H200s at 20 microseconds a hop"),
+    Case((LLAMA_405B_FP8, H100_NODES, 16, 64, 8192), "405B FP8 on 16 H100s, 2 nodes"),
+    Case((LLAMA_70B_FP8, SRAM_V1, 320, 2, 1024), "70B FP8 on 320 SRAM chips, 40 nodes"),
+    Case((QWEN3_32B, GPU_4_PER_NODE, 12, 48, 16384), "Qwen3-32B on 3 nodes of 4"),
 ]
 STEP_BAD = [
     BadInput((LLAMA_70B_FP8, B200, 0, 431, 4096), "tp=0"),
@@ -163,6 +195,16 @@ BEST_HIDDEN = [
     best_case(LLAMA_70B_FP8, [{**H100, "hop_latency_s": 20e-6}, {**H200, "hop_latency_s": 20e-6}], 2048, 0.02, 4,
               1.3, 0.10, 512, "a slow interconnect: 20 microseconds a hop"),
     best_case(LLAMA_70B_BF16, [H200, H100_BF16], 131072, 0.1, 3, 1.4, 0.20, 64, "128K contexts in BF16"),
+    best_case(LLAMA_405B_FP8, [H100_NODES, H200_NODES], 8192, 0.05, 4, 1.3, 0.10, 512,
+              "405B FP8 when H100s may span 2 or 4 nodes"),
+    best_case(LLAMA_405B_FP8, [B200_NODES, GPU_4_PER_NODE], 32768, 0.08, 4, 1.3, 0.10, 256,
+              "405B with 32K contexts: B200s across nodes or GPUs 4 to a node"),
+    best_case(LLAMA_70B_FP8, [{**SRAM_NEXT, "price_usd": 2_000}, H100_NODES], 2048, 0.03, 4, 1.3, 0.10, 512,
+              "a cheap SRAM chip on a fast network against H100s that may span nodes"),
+    best_case(LLAMA_405B_BF16, [H100_NODES, GPU_4_PER_NODE], 8192, 0.06, 4, 1.3, 0.10, 256,
+              "405B in BF16 fits in no single node: 2 or 4 nodes of H100s, or 3 or 4 nodes of 4"),
+    best_case(LLAMA_405B_BF16, [H100_NODES, {**GPU_4_PER_NODE, "network_latency_s": 20e-6}], 8192, 0.06, 4, 1.3,
+              0.10, 256, "the same when the GPUs 4 to a node cross a network of 20 microseconds a step"),
 ]
 
 
@@ -250,8 +292,8 @@ def _best_section(answers: dict[str, Any], hidden_cases: list[tuple[Any, ...]] |
     }
 
 
-MODELS = [LLAMA_8B_BF16, LLAMA_70B_FP8, LLAMA_70B_BF16, LLAMA_405B_FP8, QWEN3_32B]
-CHIPS = [H100, H200, B200, MI300X, SRAM_V1, SRAM_NEXT]
+MODELS = [LLAMA_8B_BF16, LLAMA_70B_FP8, LLAMA_70B_BF16, LLAMA_405B_FP8, LLAMA_405B_BF16, QWEN3_32B]
+CHIPS = [H100_NODES, H200_NODES, B200_NODES, MI300X, SRAM_V1, SRAM_NEXT, GPU_4_PER_NODE]
 
 
 def draw_hidden(rng: random.Random) -> dict[str, Any]:
@@ -260,12 +302,15 @@ def draw_hidden(rng: random.Random) -> dict[str, Any]:
     def drawn_chip() -> dict[str, Any]:
         base = rng.choice(CHIPS)
         return {**base, "hop_latency_s": rng.choice([0.2e-6, 1e-6, 2e-6, 5e-6, 20e-6]),
+                "network_latency_s": rng.choice([1e-6, 2e-6, 5e-6, 10e-6, 20e-6]),
                 "price_usd": round(base["price_usd"] * rng.uniform(0.5, 1.5), -2)}
 
     def allreduce_case() -> Case:
-        return Case((float(rng.randint(1_000, 50_000_000)), rng.choice([1, 2, 4, 8, 16, 64, 320, 576]),
-                     rng.choice([50e9, 100e9, 400e9, 450e9, 900e9]), rng.choice([0, 0.2e-6, 1e-6, 2e-6, 5e-6, 20e-6])),
-                    "drawn")
+        per_node = rng.choice([1, 2, 4, 8, 64, 256])
+        tp = rng.choice([1, 2, per_node]) if rng.random() < 0.3 else per_node * rng.choice([2, 3, 4, 8, 9, 40, 72])
+        the_chip = {**drawn_chip(), "chips_per_node": per_node, "network_bytes_per_s": rng.choice([25e9, 50e9, 100e9]),
+                    "link_bytes_per_s": rng.choice([64e9, 100e9, 400e9, 450e9, 900e9])}
+        return Case((float(rng.randint(1_000, 50_000_000)), the_chip, tp), "drawn")
 
     def step_case() -> Case:
         the_chip = drawn_chip()

@@ -1,4 +1,5 @@
-"""Checks of exercise 10 (choosing a chip by tokens per dollar): all-reduce, decode step, TCO, tokens per dollar, choice.
+"""Checks of exercise 10 (choosing a chip by tokens per dollar): two-level all-reduce, decode step, TCO, tokens per dollar,
+choice.
 
 Expected values come from ``expected.json`` (written by
 :mod:`autograde.regenerate_expected` from the notebook's reference solution).
@@ -26,12 +27,14 @@ PLAN_KEYS = ("chip", "tp", "batch")
 
 ALLREDUCE = FunctionSpec(
     function_name="allreduce_time_s",
-    parameters=("message_bytes", "chips", "link_bytes_per_s", "hop_latency_s"),
+    parameters=("message_bytes", "chip", "tp"),
     result="quantity",
     unit="s",
     hint=(
-        "A ring all-reduce takes 2 x (chips - 1) steps; in each, every chip sends message_bytes / chips bytes and "
-        "pays one hop latency. One chip needs no all-reduce."
+        "With g = min(tp, chips_per_node) and n = tp / g nodes: inside the nodes 2 x (g - 1) steps (reduce-scatter, "
+        "then all-gather), each one hop_latency_s plus message_bytes / g at link_bytes_per_s; across the nodes a ring "
+        "all-reduce of the 1/g shard, 2 x (n - 1) steps, each one network_latency_s plus message_bytes / (g x n) at "
+        "network_bytes_per_s. One chip needs no all-reduce."
     ),
 )
 
@@ -42,8 +45,8 @@ STEP_TIME = FunctionSpec(
     unit="s",
     hint=(
         "Each chip reads (weights + batch x context x KV bytes per token) / tp and computes batch x FLOPs per token / tp; "
-        "its work takes the LONGER of the two, then 2 x num_layers all-reduces of batch x d_model x activation_bytes "
-        "bytes follow."
+        "its work takes the LONGER of the two, then 2 x num_layers all-reduces (allreduce_time_s of Task 1 over the tp "
+        "chips) of batch x d_model x activation_bytes bytes follow."
     ),
 )
 

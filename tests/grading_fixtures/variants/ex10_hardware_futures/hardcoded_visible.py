@@ -1,18 +1,24 @@
 # Mutant: returns the worked examples' answers, right only for the inputs the visible checks use.
 # %% replaces: ex10_allreduce_solution
-def allreduce_time_s(message_bytes: float, chips: int, link_bytes_per_s: float, hop_latency_s: float) -> float:
-    """Seconds of a ring all-reduce of message_bytes over chips chips: 2 (chips - 1) hops, each a latency and a share.
+def allreduce_time_s(message_bytes: float, chip: dict, tp: int) -> float:
+    """Seconds of a two-level ring all-reduce of message_bytes over tp chips in nodes of chip["chips_per_node"].
 
-    Raises ValueError if chips is not a positive int, a size or rate is not positive, or hop_latency_s < 0.
+    Raises ValueError if a size, rate or count is not positive, a latency is negative, or tp spans part of a node.
     """
     require_positive_number("message_bytes", message_bytes)
-    require_positive_int("chips", chips)
-    require_positive_number("link_bytes_per_s", link_bytes_per_s)
-    if isinstance(hop_latency_s, bool) or not isinstance(hop_latency_s, (int, float)) or not 0 <= hop_latency_s < math.inf:
-        raise ValueError(f"hop_latency_s must be a finite number of seconds >= 0, got {hop_latency_s!r}.")
-    if chips == 1:
+    require_positive_int("tp", tp)
+    require_positive_int("chips_per_node", chip["chips_per_node"])
+    for key in ("link_bytes_per_s", "network_bytes_per_s"):
+        require_positive_number(key, chip[key])
+    for key in ("hop_latency_s", "network_latency_s"):
+        latency = chip[key]
+        if isinstance(latency, bool) or not isinstance(latency, (int, float)) or not 0 <= latency < math.inf:
+            raise ValueError(f"{key} must be a finite number of seconds >= 0, got {latency!r}.")
+    if tp > chip["chips_per_node"] and tp % chip["chips_per_node"]:
+        raise ValueError("tp must fill whole nodes")
+    if tp == 1:
         return 0.0
-    return 0.00028407779555555555 if hop_latency_s > 1e-5 else 3.2077795555555553e-05
+    return 6.600995555555556e-05 if tp > 8 else 3.2077795555555553e-05
 # %% replaces: ex10_step_solution
 def decode_step_time_s(model: dict, chip: dict, tp: int, batch: int, context_tokens: int) -> float:
     """Seconds of one decode step of batch sequences of context_tokens tokens on tp chips with tensor parallelism.
@@ -22,7 +28,7 @@ def decode_step_time_s(model: dict, chip: dict, tp: int, batch: int, context_tok
     require_positive_int("tp", tp)
     require_positive_int("batch", batch)
     require_positive_int("context_tokens", context_tokens)
-    return {431: 0.02438532872888889, 64: 0.009369375384411276}.get(batch, 0.1840538844593889)
+    return {431: 0.02438532872888889, 64: 0.009369375384411276}.get(batch, 0.11590034703716666)
 # %% replaces: ex10_tco_solution
 def tco_usd_per_hour(price_usd: float, lifetime_years: float, power_w: float, pue: float, usd_per_kwh: float) -> float:
     """Dollars per hour of one chip: its price spread over its lifetime, plus the energy it and its cooling draw.

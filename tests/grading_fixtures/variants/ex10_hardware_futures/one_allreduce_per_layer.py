@@ -12,7 +12,5 @@ def decode_step_time_s(model: dict, chip: dict, tp: int, batch: int, context_tok
     memory_s = bytes_per_chip / chip["memory_bytes_per_s"]
     compute_s = batch * model["flops_per_token"] / tp / chip["peak_flops_per_s"]
     message_bytes = batch * model["d_model"] * model["activation_bytes"]
-    sync_s = model["num_layers"] * allreduce_time_s(
-        message_bytes, tp, chip["link_bytes_per_s"], chip["hop_latency_s"]
-    )
+    sync_s = model["num_layers"] * allreduce_time_s(message_bytes, chip, tp)
     return max(memory_s, compute_s) + sync_s
