@@ -33,7 +33,8 @@ Each module holds one concept and is readable top to bottom:
 - ``serving``       -- a discrete-event simulator of a serving engine, one concept per module:
   ``workload``, ``trace_csv``, ``azure_trace`` (the Azure traces 2023, shipped), ``request``,
   ``block_manager``, ``reservation``, ``policies``,
-  ``config``, ``scheduler``, ``decode_rounds``, ``cost_model``, ``instance`` (one model replica),
+  ``config``, ``scheduler``, ``decode_rounds``, ``cost_model``, ``efficiency`` (how far kernels fall short of
+  the roofline, and the time between steps), ``instance`` (one model replica),
   ``router`` (which instance an arrival goes to), ``event_loop`` (one clock for the instances),
   ``engine`` (``simulate``), ``disaggregated`` (a prefill pool and a decode pool),
   ``goodput`` (the highest rate within an SLO, per GPU),
@@ -45,7 +46,7 @@ Each module holds one concept and is readable top to bottom:
   ``retention`` (keeping agent sessions' KV between calls), ``return_predictor`` (will a session return soon)
 - ``plotting``      -- pure plotting functions that draw on a matplotlib ``Axes``, by concept:
   ``style``, ``schematics``, ``grids``, ``timelines``, ``roofline``, ``memory``,
-  ``model_internals``, ``curves``, ``disaggregation``
+  ``model_internals``, ``curves``, ``speculative``, ``disaggregation``, ``agentic``, ``hardware_futures``
 - ``plots``, ``plots_serving`` -- the names of ``plotting`` under the paths earlier notebooks import
 - ``widgets``       -- thin ipywidgets wrappers that make sliders work on a static page
 - ``images``        -- figures as page-ready image bytes: PNG frames, exact palettes, lossless WebP
