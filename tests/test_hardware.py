@@ -75,3 +75,12 @@ def test_h100_kv_blocks_beside_llama_8b():
     from infer_lib.models import get_model
     from infer_lib.serving import num_kv_blocks
     assert num_kv_blocks(get_model("Llama 3.1 8B"), get_chip("H100 SXM")) == 29_043
+
+
+def test_the_notation_page_counts_a_chips_memory_as_the_catalogue_does():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "book" / "notation.md").read_text(encoding="utf-8")
+    memory = get_chip("H100 SXM").memory_bytes
+    stated = f"{memory / 2**20:,.0f} MiB = {memory / 2**30:.1f} GiB = {memory / 1e9:.1f} GB"
+    assert stated in text, f"book/notation.md should state the H100's memory as {stated!r}"
