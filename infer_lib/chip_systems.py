@@ -258,21 +258,21 @@ def tensor_parallel_decode(model: ModelConfig, profile: ChipProfile, num_chips: 
     Introduced in ch-hardware-futures.
     """
     n = require_positive_int("num_chips", num_chips)
-    b = require_positive_int("batch_size", batch_size)
+    batch = require_positive_int("batch_size", batch_size)
     require_non_negative_int("context_tokens", context_tokens)
     group = group_chip(profile.as_roofline_chip(), profile.dtype, n)
-    roofline_s = estimate_decode_step(model, group, b, context_tokens, bytes_per_param, bytes_per_kv_value,
+    roofline_s = estimate_decode_step(model, group, batch, context_tokens, bytes_per_param, bytes_per_kv_value,
                                       profile.dtype).time_s
     latency = profile.link_latency_s if hop_latency_s is None else hop_latency_s
     if n > 1 and profile.link_bytes_per_s is None:
         raise ValueError(f"{profile.name} has no sourced link bandwidth; it cannot be split over {n} chips here.")
-    per_allreduce = allreduce_time_s(b * model.d_model * activation_bytes, n, profile.link_bytes_per_s or 1.0,
+    per_allreduce = allreduce_time_s(batch * model.d_model * activation_bytes, n, profile.link_bytes_per_s or 1.0,
                                      latency, allreduce_algorithm)
     sync_s = 2 * model.num_layers * per_allreduce
     kv_copies = max(1.0, n / model.num_kv_heads)
-    held = weight_bytes(model, bytes_per_param) + kv_copies * b * kv_cache_bytes(model, context_tokens,
+    held = weight_bytes(model, bytes_per_param) + kv_copies * batch * kv_cache_bytes(model, context_tokens,
                                                                                   bytes_per_kv_value)
-    return DecodeEstimate(n, b, roofline_s, sync_s, held <= group.memory_bytes)
+    return DecodeEstimate(n, batch, roofline_s, sync_s, held <= group.memory_bytes)
 
 
 # --- the trend: FLOP/s against bandwidth ---------------------------------------------------------------

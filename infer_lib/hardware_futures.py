@@ -61,7 +61,7 @@ def flash_lifetime_s(capacity_bytes: float, endurance_cycles: float, write_bytes
                      write_amplification: float = 1.0) -> float:
     """Seconds until flash wears out: capacity x program/erase cycles / (write rate x write amplification).
 
-    512 GB x 3,000 cycles / 699 MB/s = 2.2e6 s, about 25 days. Introduced in ch-hardware-futures.
+    512 GiB x 3,000 cycles / 1.67 GB/s = 9.9e5 s, about 11 days. Introduced in ch-hardware-futures.
     """
     if require_positive_number("write_amplification", write_amplification) < 1:
         raise ValueError(f"write_amplification is bytes written to flash per byte asked for and cannot be below 1, "
@@ -115,7 +115,7 @@ def near_memory_decode(model: ModelConfig, num_units: int, unit_bytes_per_s: flo
     Introduced in ch-hardware-futures.
     """
     u = require_positive_int("num_units", num_units)
-    b = require_positive_int("batch_size", batch_size)
+    batch = require_positive_int("batch_size", batch_size)
     require_non_negative_number("sync_latency_s", sync_latency_s)
     require_positive_number("activation_bytes", activation_bytes)
     if model.mla is not None:
@@ -123,7 +123,7 @@ def near_memory_decode(model: ModelConfig, num_units: int, unit_bytes_per_s: flo
                          "attention models only.")
     weights = decode_weight_bytes(model, require_positive_number("bytes_per_param", bytes_per_param))
     read_s = weights / (u * require_positive_number("unit_bytes_per_s", unit_bytes_per_s))
-    exchange_s = 2 * model.num_layers * allreduce_time_s(b * model.d_model * activation_bytes, u, link_bytes_per_s,
+    exchange_s = 2 * model.num_layers * allreduce_time_s(batch * model.d_model * activation_bytes, u, link_bytes_per_s,
                                                          sync_latency_s, allreduce_algorithm)
     kv_projection_bytes = model.d_model * model.num_kv_heads * model.head_dim * bytes_per_param
     return NearMemoryStep(u, read_s, exchange_s, kv_projection_bytes / u)
@@ -176,10 +176,10 @@ def expert_intensity_flops_per_byte(model: ModelConfig, batch_size: int, bytes_p
     """
     if model.moe is None:
         raise ValueError(f"{model.name} has no experts; expert intensity needs an MoE model.")
-    b = require_positive_int("batch_size", batch_size)
+    batch = require_positive_int("batch_size", batch_size)
     k, e = model.moe.num_experts_per_token, model.moe.num_experts
-    touched = expected_experts_touched(e, k, b)
-    return 2 * b * k / (touched * require_positive_number("bytes_per_param", bytes_per_param))
+    touched = expected_experts_touched(e, k, batch)
+    return 2 * batch * k / (touched * require_positive_number("bytes_per_param", bytes_per_param))
 
 
 def ffn_weight_bytes(model: ModelConfig, bytes_per_param: float = 1) -> float:
@@ -269,12 +269,12 @@ def heterogeneous_decode(model: ModelConfig, gpu: ChipProfile, sram_chip: ChipPr
 
     Weights and KV in FP8 by default. Introduced in ch-hardware-futures.
     """
-    b = require_positive_int("batch_size", batch_size)
+    batch = require_positive_int("batch_size", batch_size)
     require_non_negative_int("context_tokens", context_tokens)
     g = require_positive_int("num_gpus", num_gpus)
     require_positive_number("activation_bytes", activation_bytes)
     require_non_negative_number("link_latency_s", link_latency_s)
-    parts = by_part(decode_operations(model, b, context_tokens, bytes_per_param=bytes_per_param,
+    parts = by_part(decode_operations(model, batch, context_tokens, bytes_per_param=bytes_per_param,
                                       bytes_per_kv_value=bytes_per_kv_value))
     on_gpu = [value for part, value in parts.items() if part not in FFN_PARTS]
     gpus = group_chip(gpu.as_roofline_chip(), gpu.dtype, g)
@@ -282,7 +282,7 @@ def heterogeneous_decode(model: ModelConfig, gpu: ChipProfile, sram_chip: ChipPr
                              gpus.peak_flops_per_s(gpu.dtype), gpus.memory_bytes_per_s)
     if g > 1 and gpu.link_bytes_per_s is None:
         raise ValueError(f"{gpu.name} has no sourced link bandwidth; attention cannot be split over {g} GPUs here.")
-    gpu_sync_s = model.num_layers * allreduce_time_s(b * model.d_model * activation_bytes, g,
+    gpu_sync_s = model.num_layers * allreduce_time_s(batch * model.d_model * activation_bytes, g,
                                                      gpu.link_bytes_per_s or 1.0, gpu.link_latency_s,
                                                      gpu_allreduce_algorithm)
     chips_dense, chips_moe = sram_chips_per_layer(model, sram_chip.tiers[0].capacity_bytes, bytes_per_param)
@@ -300,7 +300,7 @@ def heterogeneous_decode(model: ModelConfig, gpu: ChipProfile, sram_chip: ChipPr
         f, m = sum(x for x, _ in moe_parts), sum(y for _, y in moe_parts)
         sram_s += num_moe * operation_time_s(f / num_moe, m / num_moe, chips_moe * flops, chips_moe * bandwidth)
     per_token = 2 * model.d_model * activation_bytes * link_copies_per_token(model)
-    link_s = 2 * model.num_layers * link_latency_s + b * per_token / (
+    link_s = 2 * model.num_layers * link_latency_s + batch * per_token / (
         g * require_positive_number("link_bytes_per_s", link_bytes_per_s))
     return HeterogeneousStep(g, num_dense * chips_dense + num_moe * chips_moe, gpu_s, gpu_sync_s, sram_s, link_s,
-                             per_token, b)
+                             per_token, batch)

@@ -183,7 +183,7 @@ MEMORIES: dict[str, MemoryTechnology] = {
             "a 16 Gb chip at 16 Gb/s per pin over 32 bits: 64 GB/s (round assumptions, no source checked)",
             "", "the memory of graphics cards: fast per pin, few gigabytes per chip"),
         MemoryTechnology(
-            "HBF", "flash", "one stack (as claimed)",
+            "HBF", "flash", "one stack (Ma and Patterson's table)",
             512 * GiB, "secondary", 1638 * GB, "secondary",
             ASSUMED_HBM_USD_PER_GB / 8, "vendor claim", ASSUMED_FLASH_PJ_PER_BIT, "assumption",
             HBF_ROW_SOURCE, "mapatterson2026",
