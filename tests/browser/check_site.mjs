@@ -338,6 +338,8 @@ async function phoneProblems(context, baseUrl, path) {
     const main = document.querySelector(article);
     if (!main) return result;
     for (const img of main.querySelectorAll("img")) {
+      // The theme's and Sphinx's own images (icons, the module index's toggles) are not figures.
+      if (new URL(img.currentSrc || img.src, document.baseURI).pathname.includes("/_static/")) continue;
       const frames = img.closest(container);
       const shown = img.checkVisibility() ? img
         : frames ? [...frames.querySelectorAll("img")].find((other) => other.checkVisibility()) : null;
