@@ -49,7 +49,7 @@ DRAM = KVTier("DRAM", 2100 * KV, 50e9, 50e9, 0.1, 0.0, "a test: room for 2,100 t
 def test_ttl_with_offload_worked_by_hand():
     # TTL 60 s. A leaves HBM at 70 for DRAM; B at 90, and DRAM (2,100 tokens) cannot hold 1,100 + 2,050, so A,
     # the least recently used, is dropped. A2 at 110 recomputes 1,100 tokens; B2 at 150 reloads 2,050 from DRAM.
-    # A2 ends at 115 and is held in HBM to the trace's end at 151 (its expiry at 175 comes after).
+    # A2 ends at 115; it is A's last step, so A's KV is freed then (a session that has ended never returns).
     result = replay_retention(_steps(), FixedTTL(60), MODEL, CHIP, [HBM, DRAM])
     assert result.prompt_tokens == 1150 + 2060
     assert result.fresh_tokens == 50 + 10
@@ -57,8 +57,8 @@ def test_ttl_with_offload_worked_by_hand():
     assert result.recomputed_tokens == 1100
     assert result.hit_rate_by_tier["DRAM"] == pytest.approx(2050 / 3210)
     assert result.reload_bytes == 2050 * KV
-    # Idle HBM: A1 1,100 tokens x 60 s + B1 2,050 x 60 s + A2 1,160 x 36 s = 230,760 token-seconds.
-    assert result.gb_hours_by_tier["HBM"] == pytest.approx(230_760 * KV / 1e9 / 3600)
+    # Idle HBM: A1 1,100 tokens x 60 s + B1 2,050 x 60 s = 189,000 token-seconds (nothing after a last step).
+    assert result.gb_hours_by_tier["HBM"] == pytest.approx(189_000 * KV / 1e9 / 3600)
     # DRAM: A 1,100 x 20 s (70 to 90) + B 2,050 x 60 s (90 to 150) = 145,000 token-seconds.
     assert result.gb_hours_by_tier["DRAM"] == pytest.approx(145_000 * KV / 1e9 / 3600)
     assert result.storage_usd == pytest.approx(1.0 * result.gb_hours_by_tier["HBM"]
@@ -119,10 +119,11 @@ def test_a_ttl_longer_than_every_gap_is_keep_all():
         assert result.hit_rate == pytest.approx(3150 / 3210)
 
 
-def test_keep_all_holds_until_the_next_step_or_the_end():
-    # A: 1,100 x 100 s + 1,160 x 36 s; B: 2,050 x 120 s + 2,115 x 0 s = 110,000 + 41,760 + 246,000 = 397,760.
+def test_keep_all_holds_until_the_next_step_and_frees_a_session_after_its_last():
+    # A: 1,100 x 100 s (10 to 110); B: 2,050 x 120 s (30 to 150); after A2 (ends 115) and B2 (ends 151) nothing:
+    # 110,000 + 246,000 = 356,000 token-seconds (held to the trace's end it was 397,760).
     result = replay_retention(_steps(), KeepAll(), MODEL, CHIP, [HBM])
-    assert result.gb_hours_by_tier["HBM"] == pytest.approx(397_760 * KV / 1e9 / 3600)
+    assert result.gb_hours_by_tier["HBM"] == pytest.approx(356_000 * KV / 1e9 / 3600)
 
 
 def test_lru_capacity_evicts_the_least_recently_used_idle_session():
@@ -132,9 +133,9 @@ def test_lru_capacity_evicts_the_least_recently_used_idle_session():
     result = replay_retention(_steps(), LRU(2100 * KV), MODEL, CHIP, [HBM, DRAM])
     assert result.tokens_by_tier == {"HBM": 0, "DRAM": 3150}
     assert result.reload_bytes == 3150 * KV
-    # DRAM: A 1,100 x 90 s (20 to 110) + B 2,050 x 40 s (110 to 150), and when B2 runs from 150, A (1,160, idle)
-    # goes down again until the trace ends at 151: 99,000 + 82,000 + 1,160 = 182,160 token-seconds.
-    assert result.gb_hours_by_tier["DRAM"] == pytest.approx(182_160 * KV / 1e9 / 3600)
+    # DRAM: A 1,100 x 90 s (20 to 110) + B 2,050 x 40 s (110 to 150) = 99,000 + 82,000 = 181,000 token-seconds;
+    # A2 (ends 115) was A's last step, so A is gone, not pushed down again when B2 runs.
+    assert result.gb_hours_by_tier["DRAM"] == pytest.approx(181_000 * KV / 1e9 / 3600)
     # With room for 3,200 tokens both fit while idle; A2 (1,160) + B (2,050) do not: B goes at 110 and reloads.
     result = replay_retention(_steps(), LRU(3200 * KV), MODEL, CHIP, [HBM, DRAM])
     assert result.tokens_by_tier == {"HBM": 1100, "DRAM": 2050}

@@ -28,7 +28,8 @@ reloaded and the time reloads and recomputes add, GB-hours each tier holds idle 
 and the cost: storage (GB-hours x price) plus the GPU time misses add, recompute time
 and the reload time compute does not hide alike (both stall the step, so both are
 charged at the GPU's hourly price), per session and per million tokens (prompt + output
-of every step). Holding stops when the trace ends (the last step's end).
+of every step). Holding stops at each session's last step's end: a session that has
+ended never returns, so its KV leaves every tier then, whatever the policy.
 
 Offloading writes each evicted entry to the next tier: ``offload_bytes`` and
 ``offload_write_s`` (bytes / the tier's write bandwidth + its latency, per entry)
@@ -306,11 +307,15 @@ def replay_retention(steps: Iterable, policy: RetentionPolicy, model: ModelConfi
                 entry.tier = None
 
     def finish(history: StepHistory) -> None:
-        """A step ended: its session's KV is idle in HBM, held as the policy says."""
+        """A step ended: its session's KV is idle in HBM, held as the policy says (freed if the session is over)."""
         nonlocal order
         entry = entries[history.step.session_id]
         end_s = history.end_s
         entry.active = False
+        if math.isinf(history.return_gap_s):  # the session's last step: it never returns, nothing to hold
+            held_bytes[0] -= entry.num_bytes
+            entry.tier = None
+            return
         entry.since_s = end_s
         held[0][entry.session_id] = entry
         hold_s = policy.hold_s(history)
