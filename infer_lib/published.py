@@ -466,3 +466,10 @@ GROQ3_FP8_FLOPS_PER_S = DataPoint("Groq 3 LPU peak FP8", 1.2e15, "FLOP/s", "2026
 GROQ3_LPX_CHIPS = DataPoint("Groq LPX rack: LPUs per rack", 256, "chips", "2026-03", GROQ3_SOURCE, "groq3lpu")
 GROQ3_LPX_SCALE_UP_BYTES_PER_S = DataPoint("Groq LPX rack: scale-up bandwidth, direction not stated", 640e12,
                                            "B/s", "2026-03", GROQ3_SOURCE, "groq3lpu")
+# NCCL all_reduce_perf (sum, float, out-of-place) within one node of H20 GPUs (Hopper, NVLink), as posted in
+# deepseek-ai/DeepEP issue 303: small all-reduces take 12-17 us, several times the 2 us chapter 10 assumes.
+DEEPEP_303_SOURCE = "deepseek-ai/DeepEP issue 303, nccl-tests all_reduce_perf on one H20 node, out-of-place column"
+NCCL_ALLREDUCE_8B_H20_US = DataPoint("NCCL all-reduce of 8 bytes within one H20 node, measured", 12.49, "us", "2025",
+                                     DEEPEP_303_SOURCE, "deepep303")
+NCCL_ALLREDUCE_4KB_H20_US = DataPoint("NCCL all-reduce of 4,096 bytes within one H20 node, measured", 16.69, "us",
+                                      "2025", DEEPEP_303_SOURCE, "deepep303")
