@@ -473,3 +473,6 @@ NCCL_ALLREDUCE_8B_H20_US = DataPoint("NCCL all-reduce of 8 bytes within one H20 
                                      DEEPEP_303_SOURCE, "deepep303")
 NCCL_ALLREDUCE_4KB_H20_US = DataPoint("NCCL all-reduce of 4,096 bytes within one H20 node, measured", 16.69, "us",
                                       "2025", DEEPEP_303_SOURCE, "deepep303")
+# Agentic workloads (chapter 9): TraceLab's measured prefix-cache hit rate, weighted by tokens (fact sheet, section D).
+TRACELAB_TOKEN_HIT_RATE = DataPoint("TraceLab trace: prefix-cache hit rate, token-weighted", 95.7, "%", "2026",
+                                    TRACELAB_SOURCE, "zhu2026tracelab")
