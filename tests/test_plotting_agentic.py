@@ -61,6 +61,11 @@ def test_share_bars_stack_each_part_at_its_width(ax):
     assert parts["tokens | prefix"].get_y() > parts["price | prefix"].get_y()
     texts = [text.get_text() for text in ax.texts]
     assert "90%" in texts and "30%" in texts and "3%" not in texts
+    # Each percentage sits on a plain patch of its part's colour (no hatching through the digits).
+    label = next(text for text in ax.texts if text.get_text() == "30%")
+    backdrop = label.get_bbox_patch()
+    assert backdrop is not None and backdrop.get_hatch() is None
+    assert backdrop.get_facecolor() == pytest.approx(parts["price | append"].get_facecolor())
 
 
 def test_share_bars_refuse_shares_that_do_not_add_up_or_differ_in_parts(ax):

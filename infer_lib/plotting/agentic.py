@@ -92,7 +92,8 @@ def draw_share_bars(ax: Axes, shares: dict[str, dict[str, float]], *, x_label: s
     (within 1e-6); every bar must name the same parts, in the same order. A part at least
     ``min_labelled_share`` wide has its percentage written on it. The parts are told
     apart by colour and hatching (``SHARE_COLORS``, ``SHARE_HATCHES``); the legend names
-    them. ``x_limits`` zooms the axis (say 0.8-1 when one part fills most of every bar;
+    them; a percentage sits on a plain patch of its part's colour, so hatching never crosses
+    its digits. ``x_limits`` zooms the axis (say 0.8-1 when one part fills most of every bar;
     the axis then says so by its ticks); a percentage is written on the part's visible
     middle. Segment gids: ``"<bar> | <part>"``. Introduced in ch-agentic-workloads.
     """
@@ -120,7 +121,8 @@ def draw_share_bars(ax: Axes, shares: dict[str, dict[str, float]], *, x_label: s
             if value >= min_labelled_share and visible >= min_labelled_share * (high - low):
                 dark = SHARE_COLORS[index] in (DECODE_COLOR, OKABE_ITO["reddish_purple"])
                 ax.text((max(left, low) + min(left + value, high)) / 2, position, f"{value:.0%}", ha="center",
-                        va="center", fontsize=MIN_FONT_SIZE, color="white" if dark else "black")
+                        va="center", fontsize=MIN_FONT_SIZE, color="white" if dark else "black",
+                        bbox=dict(boxstyle="square,pad=0.15", facecolor=SHARE_COLORS[index], edgecolor="none"))
             left += value
     ax.set_yticks(positions, list(shares), fontsize=MIN_FONT_SIZE)
     ax.set_xlim(low, high)
