@@ -72,6 +72,9 @@ def test_decode_step_of_llama_70b_on_eight_h100s(chapter10):
     assert chapter10["dec_sync_ms"] == pytest.approx(1e3 * sync)
     assert chapter10["dec_step_ms"] == pytest.approx(1e3 * (roofline + sync), rel=1e-6)
     assert chapter10["dec_sync_share"] == pytest.approx(sync / (roofline + sync), rel=1e-6)     # 6%
+    # NCCL all_reduce_perf within one H20 node (deepseek-ai/DeepEP issue 303, out-of-place column): 8 B and 4 KB.
+    assert (chapter10["dec_nccl_8b_us"], chapter10["dec_nccl_4kb_us"]) == (12.49, 16.69)
+    assert chapter10["dec_nccl_8b_us"] > 5 * chapter10["dec_hop_us"]          # the 2 us assumption is optimistic
 
 
 def test_flops_outgrew_bandwidth(chapter10):
@@ -88,6 +91,9 @@ def test_flops_outgrew_bandwidth(chapter10):
     assert (chapter10["mp_flops_x"], chapter10["mp_bw_x"]) == (80, 17)      # Ma and Patterson, 2012-2022
     assert chapter10["mp_gap_x"] == pytest.approx(80 / 17)
     assert chapter10["mp_hbm_price_x"] == pytest.approx(1.35)
+    # Price per GB/s rose 1.35x, so bandwidth per dollar fell to 1 / 1.35 = 0.74x: down by about a quarter.
+    assert chapter10["mp_bw_per_usd_x"] == pytest.approx(1 / 1.35)
+    assert 0.7 < chapter10["mp_bw_per_usd_x"] < 0.8
 
 
 # --- section 2: chips as memory systems ----------------------------------------------------------------------
@@ -102,6 +108,11 @@ def test_memory_technologies(chapter10):
     assert chapter10["hbm4_reads_per_s"] == pytest.approx(2048e9 / (64 * 2**30))        # 29.8
     assert (chapter10["hbf_gib"], chapter10["hbf_gb_s"]) == (512, 1638)
     assert chapter10["hbf_bw_share_of_hbm4"] == pytest.approx(1638 / 2048)              # 80%, not "the same"
+    # Horowitz's 64-bit DRAM read, 1.3-2.6 nJ, per byte (8) and per bit (64): 162.5-325 pJ/B, 20.3-40.6 pJ/bit.
+    assert chapter10["horowitz_dram_pj_per_byte_low"] == pytest.approx(1300 / 8)
+    assert chapter10["horowitz_dram_pj_per_byte_high"] == pytest.approx(2600 / 8)
+    assert chapter10["horowitz_dram_pj_per_bit_low"] == pytest.approx(1300 / 64)
+    assert chapter10["horowitz_dram_pj_per_bit_high"] == pytest.approx(2600 / 64)
 
 
 def test_sram_chips(chapter10):
@@ -112,6 +123,13 @@ def test_sram_chips(chapter10):
     assert chapter10["fp8_70b_gb"] == pytest.approx(PARAMS_70B / 1e9)                             # 70.55 GB
     assert chapter10["chips_70b_groqv1"] == math.ceil(PARAMS_70B / 230e6) == 307
     assert chapter10["chips_70b_groq3"] == math.ceil(PARAMS_70B / 500e6) == 142
+    # FP8 decode at batch 1: 2 FLOPs per 1-byte weight, against Groq 3's ridge of 1,200 / 150 = 8 (a quarter of
+    # its arithmetic) and the H100's FP8 ridge of 1,978.9 / 3.35 = 591 (a third of a percent).
+    assert chapter10["fp8_decode_intensity"] == 2
+    assert chapter10["h100_fp8_ridge"] == pytest.approx(1978.9 / 3.35)
+    assert chapter10["groq3_fp8_decode_use"] == pytest.approx(2 / (1200 / 150)) == 0.25
+    assert chapter10["h100_fp8_decode_use"] == pytest.approx(2 / (1978.9 / 3.35))
+    assert 0.003 < chapter10["h100_fp8_decode_use"] < 0.004
 
 
 # --- section 3: the four directions ---------------------------------------------------------------------------
@@ -134,6 +152,11 @@ def test_high_bandwidth_flash(chapter10):
     assert chapter10["hbf_405b_gb"] == pytest.approx(weights_405b / 1e9)                         # 811.7 GB
     assert chapter10["hbf_405b_hbm4_stacks"] == math.ceil(weights_405b / (64 * 2**30)) == 12    # 11.8
     assert chapter10["hbf_405b_hbf_stacks"] == math.ceil(weights_405b / hbf_bytes) == 2
+    # Capacity, not bandwidth: 2 x 1,638 GB/s = 3.28 TB/s against 12 x 2,048 GB/s = 24.6 TB/s; every weight once.
+    assert chapter10["hbf_405b_hbf_tb_s"] == pytest.approx(2 * 1638e9 / 1e12)
+    assert chapter10["hbf_405b_hbm4_tb_s"] == pytest.approx(12 * 2048e9 / 1e12)
+    assert chapter10["hbf_405b_hbf_ms"] == pytest.approx(1e3 * weights_405b / (2 * 1638e9))      # 248 ms
+    assert chapter10["hbf_405b_hbm4_ms"] == pytest.approx(1e3 * weights_405b / (12 * 2048e9))    # 33 ms
     assert chapter10["hbf_weekly_years"] == pytest.approx(3000 / 52)
     assert chapter10["hbf_over_hbm4"] == pytest.approx(512 / 64)
 
@@ -161,6 +184,13 @@ def test_processing_near_memory(chapter10):
     assert chapter10["pnm_steps_4096"] == 24
     assert chapter10["pnm_exchange_4096_ms"] == pytest.approx(1e3 * near_memory_s(4096)[1])   # 3.94 ms
     assert chapter10["pnm_max_shard_b"] == 8192 * 1024 * 2 / 65536                           # 256 B: a k shard
+    # 65,536 units each hold 139.0 GB / 65,536 = 2.1 MB; Ma and Patterson's 32-64 MB banks would be 2,172-4,344
+    # units for these weights, near the best count of 4,096.
+    weights = 2 * (MATMUL_70B + LM_HEAD_70B + NORMS_70B + 8192)
+    assert chapter10["pnm_max_unit_mb"] == pytest.approx(weights / 65536 / 1e6)
+    assert chapter10["pnm_bank_units_64mb"] == pytest.approx(weights / 64e6)
+    assert chapter10["pnm_bank_units_32mb"] == pytest.approx(weights / 32e6)
+    assert chapter10["pnm_bank_units_64mb"] < best < chapter10["pnm_bank_units_32mb"]
 
 
 def test_3d_stacking(chapter10):
@@ -168,6 +198,7 @@ def test_3d_stacking(chapter10):
     assert chapter10["stack_bump_per_mm2"] == pytest.approx(1e6 / 55**2)      # 330.6
     assert chapter10["stack_bond_per_mm2"] == pytest.approx(1e6 / 81)         # 12,345.7
     assert chapter10["stack_density_x"] == pytest.approx(55**2 / 81)          # 37.3
+    assert chapter10["stack_pitch_x"] == pytest.approx(55 / 9)                # 6.1 times finer
     assert chapter10["stack_10mm2_tb_s"] == pytest.approx(10e6 / 81 * 4e9 / 8 / 1e12)   # 61.7 TB/s
     assert chapter10["stack_b200_tb_s"] == 8
     assert chapter10["stack_hbm_w"] == pytest.approx(8e12 * 8 * 4e-12)       # 256 W
@@ -198,9 +229,9 @@ def test_synchronisation_share_by_latency_in_a_ring(chapter10, hop_us, share_key
 
 def test_interconnect_figures(chapter10):
     assert chapter10["ic_allreduces"] == 160 and chapter10["ic_ring_steps"] == 14
-    # The prose: a few percent at 1 us in the switch, a third at 20 us; nearly a third at 1 us in a ring.
+    # The prose: a few percent at 1 us in the switch, nearly two fifths at 20 us; nearly a third at 1 us in a ring.
     assert chapter10["ic_share_1us"] < 0.05 < chapter10["ic_share_5us"] < chapter10["ic_share_20us"]
-    assert 0.3 < chapter10["ic_share_20us"] < 0.4 and 0.25 < chapter10["ic_ring_share_1us"] < 0.33
+    assert 0.35 < chapter10["ic_share_20us"] < 0.4 and 0.25 < chapter10["ic_ring_share_1us"] < 0.33
     assert chapter10["ic_tokens_1us"] > chapter10["ic_tokens_5us"] > chapter10["ic_tokens_20us"]
 
 
@@ -355,6 +386,17 @@ def test_practice_questions(chapter10):
     assert chapter10["q4_step_ms"] == pytest.approx(1e3 * q4_step, rel=1e-6)
     assert chapter10["q4_write_mb_s"] == pytest.approx(16 * KV_70B / q4_step / 1e6, rel=1e-6)
     assert chapter10["q4_days"] == pytest.approx(512 * 2**30 * 1000 / (16 * KV_70B / q4_step) / 86400, rel=1e-6)
+    # The answer's steps: 139.0 GB of weights (16 embedding rows) + 16 x 8,193 x 327,680 B of cache over 26.8 TB/s,
+    # plus 160 all-reduces of 2 us + 1.75 x 16 x 16,384 B / 450 GB/s.
+    q4_weights = 2 * (MATMUL_70B + LM_HEAD_70B + NORMS_70B) + 16 * 8192 * 2
+    q4_kv = 16 * 8193 * KV_70B
+    q4_allreduce = 2e-6 + 1.75 * 16 * 16384 / 450e9
+    assert chapter10["q4_weight_gb"] == pytest.approx(q4_weights / 1e9)
+    assert chapter10["q4_kv_gb"] == pytest.approx(q4_kv / 1e9)                           # 42.95 GB
+    assert chapter10["q4_bw_tb_s"] == pytest.approx(26.8)
+    assert chapter10["q4_roofline_ms"] == pytest.approx(1e3 * (q4_weights + q4_kv) / 26.8e12)   # 6.79 ms
+    assert chapter10["q4_allreduce_us"] == pytest.approx(1e6 * q4_allreduce)               # 3.02 us
+    assert chapter10["q4_sync_ms"] == pytest.approx(1e3 * 160 * q4_allreduce)              # 0.48 ms
     roofline, sync = llama_70b_step_s(H100, 4, 1, hop_s=5e-6)
     assert chapter10["q5_roofline_ms"] == pytest.approx(1e3 * roofline, rel=1e-6)
     assert chapter10["q5_sync_ms"] == pytest.approx(1e3 * 160 * (5e-6 + 1.5 * 16384 / 450e9))

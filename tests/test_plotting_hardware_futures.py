@@ -35,9 +35,14 @@ def test_time_breakdown_stacks_segments_and_writes_the_total(ax):
     hardware_futures.draw_time_breakdown(ax, ["a", "b"], {"memory": [1.0, 2.0], "sync": [0.5, 3.0]})
     widths = sorted(round(p.get_width(), 6) for p in ax.patches if isinstance(p, Rectangle))
     assert widths == [0.5, 1.0, 2.0, 3.0]
-    assert {t.get_text().strip() for t in ax.texts} == {"1.50", "5.00"}
+    assert {t.get_text().strip() for t in ax.texts} == {"1.5", "5"}        # three significant figures, no zeros
     with pytest.raises(ValueError, match="segment 'sync'"):
         hardware_futures.draw_time_breakdown(ax, ["a"], {"sync": [1.0, 2.0]})
+
+
+def test_time_breakdown_totals_keep_three_significant_figures(ax):
+    hardware_futures.draw_time_breakdown(ax, ["a", "b", "c"], {"days": [11.4419, 158.88, 0.33019]})
+    assert {t.get_text().strip() for t in ax.texts} == {"11.4", "159", "0.33"}
 
 
 def test_heterogeneous_schematic_has_a_gpu_box_and_an_sram_box(ax):

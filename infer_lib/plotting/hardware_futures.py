@@ -54,7 +54,8 @@ def draw_time_breakdown(ax: Axes, labels: Sequence[str], segments_ms: dict[str, 
                         x_max_ms: float | None = None) -> None:
     """Draw one horizontal bar per label, stacked from ``segments_ms`` (name -> one value per label), with totals.
 
-    The first label is at the top. Introduced in ch-hardware-futures.
+    The first label is at the top; each total is printed to three significant figures. Introduced in
+    ch-hardware-futures.
     """
     if not labels:
         raise ValueError("labels is empty: pass at least one bar.")
@@ -70,7 +71,8 @@ def draw_time_breakdown(ax: Axes, labels: Sequence[str], segments_ms: dict[str, 
                 edgecolor="white", linewidth=0.5)
         left += values
     for y, total in zip(positions, left):
-        ax.text(total, y, f" {total:.2f}", va="center", ha="left", fontsize=10)
+        ax.text(total, y, f" {total:,.0f}" if total >= 100 else f" {total:.3g}", va="center", ha="left",
+                fontsize=10)   # three significant figures
     ax.set_yticks(positions, labels)
     ax.set_xlim(0, x_max_ms if x_max_ms is not None else 1.25 * left.max())
     label_axes(ax, title="", x_label=x_label, y_label="")
