@@ -155,6 +155,7 @@ def test_continuous_batching_keeps_up_and_static_saturates(chapter6):
 
 def test_the_efficiency_model_slows_the_server_most_near_saturation(chapter6):
     assert chapter6["eff_overhead_ms"] == pytest.approx(4.0)   # vLLM 0.5's gap between steps (vllm #6854)
+    assert (chapter6["eff_light_rate"], chapter6["eff_heavy_rate"]) == (2, 22)   # the rates the chat runs sweep
     # At light load a few requests decode together: a step reads the weights, 4.48 ms on the bound;
     # with 88% of the bandwidth and 4 ms between steps it takes 4.48 / 0.883 + 4 = 9.1 ms, about twice.
     one_step_ratio = (low_ms() / 0.8828 + 4.0) / low_ms()
