@@ -191,3 +191,60 @@ def test_the_autograde_step_takes_the_secret_file_named_in_a_private_nbgrader_co
     config.SandboxedExecute.course_root = str(tmp_path / "course")
     assert SandboxedExecute(config=config)._secret() == SECRETS[0]
     assert SandboxedExecute(config=Config())._secret() is None  # no secret anywhere: the shipped cases
+
+
+def _answer_that_raises_its_inputs(style: str) -> Any:
+    """A hand-in that tries to carry a hidden case's inputs out in the text of an exception."""
+
+    def answer(*args: Any, **kwargs: Any) -> Any:
+        inputs = "LEAK " + repr((args, kwargs))[:300]
+        if style == "message":
+            raise ValueError(inputs)
+        raise type(inputs, (ValueError,), {})()  # a class of its own, named after the inputs
+
+    return answer
+
+
+@pytest.mark.parametrize("style", ["message", "class"])
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_a_hidden_check_never_shows_the_text_of_an_exception_the_student_raised(exercise, style):
+    manifest = next(m for m in manifests() if m.name == exercise)
+    for cell in manifest.test_cells:
+        printed = io.StringIO()
+        with redirect_stdout(printed), pytest.raises(CheckFailed) as failure:
+            check(cell.hidden_name, _answer_that_raises_its_inputs(style), secret=SECRETS[0])
+        assert "hidden case" in str(failure.value) or "case's" in str(failure.value), str(failure.value)
+        assert "LEAK" not in str(failure.value) + printed.getvalue(), cell.hidden_name
+    printed = io.StringIO()
+    with redirect_stdout(printed), pytest.raises(CheckFailed) as failure:  # a visible case keeps its helpful message
+        check(manifest.test_cells[-1].name, _answer_that_raises_its_inputs(style), secret=SECRETS[0])
+    assert "LEAK" in str(failure.value)
+
+
+def test_through_the_sandbox_no_hidden_check_shows_what_the_students_code_chose_to_raise_or_return():
+    from autograde.checking.registry import handed_to_student_code, student_module_files
+    from autograde.nbgrader_glue.sandboxed_execute import CheckCall, run_check
+    from autograde.sandbox.policy import SandboxPolicy
+    from autograde.sandbox.session import HostObjects, StudentSession
+
+    cells = [
+        "def reload_break_even_tokens(*args):\n    raise ValueError('LEAK ' + repr(args))\n",
+        "def session_cost_usd(*args):\n    raise type('LEAK ' + repr(args)[:200], (BaseException,), {})()\n",
+        "from infer_lib.serving import Request\n"
+        "def best_ttl_s(*args):\n    return type('LEAK ' + repr(args)[:200], (Request,), {})\n",
+        "def keep_ttl_s(*args):\n    raise type('LEAK ' + repr(args), (KeyError,), {})('LEAK ' + repr(args))\n",
+    ]
+    names = {"ex09_break_even_hidden": "reload_break_even_tokens", "ex09_ledger_hidden": "session_cost_usd",
+             "ex09_best_ttl_hidden": "best_ttl_s", "ex09_keep_rule_hidden": "keep_ttl_s"}
+    session = StudentSession(cells, SandboxPolicy(), host_objects=HostObjects(handed_to_student_code()),
+                             student_files=student_module_files())
+    try:
+        outcomes = [run_check(session, 0, CheckCall(check_name, answer), SECRETS[0])
+                    for check_name, answer in names.items()]
+        visible = run_check(session, 0, CheckCall("ex09_break_even", "reload_break_even_tokens"), SECRETS[0])
+    finally:
+        session.close()
+    for outcome in outcomes:
+        assert not outcome.passed
+        assert "LEAK" not in outcome.message + outcome.printed, outcome.message
+    assert "LEAK (0.005" in visible.message  # a visible case's inputs are public: its message is shown whole

@@ -36,6 +36,7 @@ from autograde.checking.student_code import (
     call_student,
     is_real_number,
     require_raises,
+    type_name,
 )
 
 REL_TOL = 1e-9
@@ -86,7 +87,8 @@ def _show(value: float) -> str:
 def _vet(spec: FunctionSpec, result: object, what: str, hidden: bool) -> float:
     """The student's result as a plain Python number of the right kind, or CheckFailed.
 
-    A hidden case names the wrong type but not the value, which may sit next to the expected one.
+    A hidden case names the wrong type (a built-in one only, :func:`type_name`) but not the value, which may sit
+    next to the expected one.
     """
     __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
     shown = "" if hidden else f": {result!r}"
@@ -97,7 +99,9 @@ def _vet(spec: FunctionSpec, result: object, what: str, hidden: bool) -> float:
                 "Round down with // or math.floor and return an int."
             )
         if type(result) not in INT_TYPES:
-            raise CheckFailed(f"{what} must be an int (a whole number of {spec.unit}), got {type(result).__name__}.")
+            raise CheckFailed(
+                f"{what} must be an int (a whole number of {spec.unit}), got {type_name(result, hidden)}."
+            )
         return int(result)  # type: ignore[call-overload]
     if type(result) in INT_TYPES:
         return int(result)  # type: ignore[call-overload]
@@ -106,7 +110,7 @@ def _vet(spec: FunctionSpec, result: object, what: str, hidden: bool) -> float:
             return float(result)  # type: ignore[arg-type]
         except (OverflowError, ValueError):
             raise CheckFailed(f"{what} is a number too large for a float{shown}.") from None
-    raise CheckFailed(f"{what} must be a number (an int or a float), got {type(result).__name__}.")
+    raise CheckFailed(f"{what} must be a number (an int or a float), got {type_name(result, hidden)}.")
 
 
 def _same(spec: FunctionSpec, got: float, want: float) -> bool:
@@ -127,7 +131,7 @@ def _check(spec: FunctionSpec, answer: Callable[..., Any], section: dict[str, An
             if hidden
             else _call_text(spec, args, kwargs)
         )
-        result = call_student(answer, tuple(args), kwargs, label=label, show_output=not hidden)
+        result = call_student(answer, tuple(args), kwargs, label=label, show_output=not hidden, hidden=hidden)
         got = _vet(spec, result, f"the result of {label}", hidden)
         want = case["expected"]
         if _same(spec, got, want):

@@ -9,7 +9,10 @@ Rules every check follows, each against a known way autograders get fooled:
   type, a float type) and converted to plain Python data before anything is
   compared, so an object whose ``__eq__`` always says True earns nothing;
 - warnings and anything the student's code prints are captured, so a correct
-  answer that triggers a ``RuntimeWarning`` is not failed by stray stderr.
+  answer that triggers a ``RuntimeWarning`` is not failed by stray stderr;
+- a hidden case's message holds no text the student's code chose: not an
+  exception's message, nor the name of a class of the student's own, either
+  of which could carry the hidden inputs out (``repr(args)``).
 
 Checking functions set ``__tracebackhide__ = True``: IPython then shows a
 failing check as one frame with the message, not a stack of grader internals.
@@ -17,6 +20,7 @@ failing check as one frame with the message, not a stack of grader internals.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import io
 import math
@@ -50,13 +54,47 @@ class CheckFailed(AssertionError):
     """A check found a wrong answer; the message says what was wrong and what to try."""
 
 
+def type_name(value: object, hidden: bool) -> str:
+    """The name of ``value``'s type for a message; for a hidden case only a built-in type's (``str``, ``dict``).
+
+    A class of the student's own may be named anything, a hidden case's inputs included.
+    """
+    klass = type(value)
+    if not hidden or getattr(builtins, klass.__name__, None) is klass:
+        return klass.__name__
+    return "an object of a class of your own"
+
+
+def error_text(error: BaseException, hidden: bool) -> str:
+    """An exception the student's code raised, for a message: its type and message; for a hidden case a built-in type only.
+
+    The message, and the name of the student's own exception class, are the
+    student's text: in a hidden case they could carry its inputs.
+    """
+    if not hidden:
+        return f"{type(error).__name__}: {error}"
+    klass = type(error)
+    if getattr(builtins, klass.__name__, None) is klass:
+        return klass.__name__
+    return "an exception"
+
+
 def call_student(
-    function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any], *, label: str, show_output: bool
+    function: Callable[..., Any],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    *,
+    label: str,
+    show_output: bool,
+    hidden: bool | None = None,
 ) -> Any:
     """Run ``function(*args, **kwargs)`` with output and warnings captured; errors become CheckFailed.
 
     ``label`` names the call in messages (e.g. ``"generate(..., max_new_tokens=5)"``).
     With ``show_output`` the student's own prints are shown again (shortened).
+    ``hidden`` (by default: whenever the output is not shown): the inputs are
+    a hidden case's, so an error is named by its built-in type only
+    (:func:`error_text`), never by its message.
     A BaseException that is not an Exception (an exercise's own stop, such as
     exercise 1's call limit) passes through for the check to word.
     """
@@ -71,7 +109,7 @@ def call_student(
     except CheckFailed:
         raise
     except Exception as error:
-        message = f"{label} raised {type(error).__name__}: {error}"
+        message = f"{label} raised {error_text(error, not show_output if hidden is None else hidden)}"
         if show_output:
             raise CheckFailed(message) from error
         raise CheckFailed(message) from None

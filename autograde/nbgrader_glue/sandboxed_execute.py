@@ -48,7 +48,7 @@ from traitlets import Bool, Float, Unicode
 
 from autograde.checking.hidden_secret import check_secret, expected_values, read_secret_file, secret_from_environment
 from autograde.checking.registry import handed_to_student_code, student_module_files
-from autograde.checking.student_code import CheckFailed
+from autograde.checking.student_code import CheckFailed, error_text
 from autograde.nbgrader_glue.repair import REPAIRS_KEY
 from autograde.sandbox import backends
 from autograde.sandbox.paths import as_student_paths
@@ -141,10 +141,10 @@ def run_check(
     except CheckFailed as error:
         return CheckOutcome(cell_index, call.check_name, False, _shown(call, printed), str(error))
     except RemoteBaseError as error:  # the student's code raised a bare BaseException: this check fails, not the notebook
-        message = f"{call.check_name}: your code raised {error}"
+        message = f"{call.check_name}: your code raised {'an exception' if call.hidden else error}"
         return CheckOutcome(cell_index, call.check_name, False, _shown(call, printed), message)
     except Exception as error:  # noqa: BLE001 -- any other failure is the student's answer failing
-        message = f"{call.check_name}: {type(error).__name__}: {error}"
+        message = f"{call.check_name}: {error_text(error, call.hidden)}"  # a hidden case: no text of the student's
         return CheckOutcome(cell_index, call.check_name, False, _shown(call, printed), message)
     return CheckOutcome(cell_index, call.check_name, True, _shown(call, printed), "")
 

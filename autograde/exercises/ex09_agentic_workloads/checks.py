@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import Any
 
 from autograde.checking.numeric_checks import FunctionSpec
-from autograde.checking.student_code import CheckFailed, call_student, is_real_number
+from autograde.checking.student_code import CheckFailed, call_student, is_real_number, type_name
 
 SHARE_OF_BEST_FIXED = 0.9
 """The keep rule must cost at most this share of the best fixed TTL on the same sessions."""
@@ -86,7 +86,9 @@ def _vet_ttl(value: object, label: str, hidden: bool) -> float:
     __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
     shown = "" if hidden else f": {value!r}"
     if not is_real_number(value):
-        raise CheckFailed(f"{label} must return a number of seconds (an int or a float), got {type(value).__name__}.")
+        raise CheckFailed(
+            f"{label} must return a number of seconds (an int or a float), got {type_name(value, hidden)}."
+        )
     try:
         seconds = float(value)  # type: ignore[arg-type]
     except (OverflowError, ValueError):
@@ -111,7 +113,7 @@ def check_keep_rule(keep_ttl_s: Callable[..., Any], expected: dict[str, Any], hi
             if (wait, tokens) not in asked:
                 label = where if hidden else f"keep_ttl_s({wait!r}, {tokens!r}, costs)"
                 result = call_student(keep_ttl_s, (wait, tokens, copy.deepcopy(costs)), {}, label=label,
-                                      show_output=not hidden)
+                                      show_output=not hidden, hidden=hidden)
                 asked[(wait, tokens)] = _vet_ttl(result, label, hidden)
             total_usd += wait_cost_usd(gap_s, tokens, asked[(wait, tokens)], costs)
         if total_usd <= share * case["best_fixed_usd"]:
