@@ -427,8 +427,8 @@ def timeout_hit_rate(sessions: Iterable[Session], timeout_s: float | Sequence[fl
     "cacheable" over "L"). Each step is judged by its own gap, as there. One difference:
     after a compaction only the kept cached prefix counts as reusable (the summary is new
     text), where TraceLab's rule clips the previous context to the prompt; compactions are
-0.45% of the calls, and the clip rule would read 0.05 point higher at each timeout
-(4,265 sessions, seed 0: 86.63% against 86.59% at 1 minute). A timeout is a
+    0.45% of the calls, and the clip rule would read 0.05 point higher at each timeout
+    (4,265 sessions, seed 0: 86.63% against 86.59% at 1 minute). A timeout is a
     number of seconds > 0 (``math.inf``: never evict); a list of timeouts gives a list
     of rates. Introduced in ch-agentic-workloads.
     """
