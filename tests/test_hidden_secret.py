@@ -248,3 +248,17 @@ def test_through_the_sandbox_no_hidden_check_shows_what_the_students_code_chose_
         assert not outcome.passed
         assert "LEAK" not in outcome.message + outcome.printed, outcome.message
     assert "LEAK (0.005" in visible.message  # a visible case's inputs are public: its message is shown whole
+
+
+def test_every_fair_keep_rule_of_exercise_9_passes_the_shipped_and_the_drawn_hidden_cases():
+    from autograde.exercises.ex09_agentic_workloads.cases import fair_keep_rules
+
+    reference = run_answers(nbformat.read(source_notebook_path("ex09_agentic_workloads"), as_version=4))
+    rules = fair_keep_rules(reference)
+    assert len(rules) == 4
+    # Under these two secrets, draws that only the reference had to pass failed two of the fair rules.
+    for name, rule in rules.items():
+        for secret in (None, *SECRETS, "secret of an instructor 003", "secret of an instructor 009"):
+            for check_name in ("ex09_keep_rule", "ex09_keep_rule_hidden"):
+                assert _passes(check_name, rule, secret), (name, secret, check_name)
+    assert not _passes("ex09_keep_rule_hidden", lambda wait, tokens, costs: 30.0, None)  # the bar still bites

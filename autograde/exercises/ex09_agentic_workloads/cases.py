@@ -15,9 +15,13 @@ A case whose answer would hang on float rounding is refused: a break-even
 count must not move when an input moves by one part in 10^9, and the best
 TTL must not move when a price does. The keep rule's cases hold the waits,
 the costs and the best fixed TTL's cost; a case is refused unless the
-grader's own ledger agrees with the reference solution's and the reference
-rule passes with room (at most ``REFERENCE_SHARE_AT_MOST`` of the best fixed
-TTL, below the share the check asks of students). With an instructor's
+grader's own ledger agrees with the reference solution's and, for a hidden
+case, every fair rule of :func:`fair_keep_rules` (the reference and three
+simpler rules that know the kind of wait) passes with room: at most
+``REFERENCE_SHARE_AT_MOST`` of the best fixed TTL, below the share the check
+asks of students. A drawn break-even near the tools' waits (Llama 8B on
+cheap GPUs) would otherwise fail a sound rule that the visible case passes.
+With an instructor's
 secret, :func:`draw_hidden` draws other cases of the same kinds
 (:mod:`autograde.checking.hidden_secret`).
 """
@@ -41,7 +45,7 @@ EXERCISE = "ex09_agentic_workloads"
 NUDGE = 1e-9
 """Relative step by which a sound case's answer must not move."""
 REFERENCE_SHARE_AT_MOST = 0.87
-"""A keep-rule case is kept only if the reference rule costs at most this share of the best fixed TTL."""
+"""A hidden keep-rule case is kept only if every fair rule costs at most this share of the best fixed TTL."""
 
 
 def costs(params: float, num_layers: int, d_model: int, kv_bytes_per_token: float, gpus: int, peak_flops_per_s: float,
@@ -169,10 +173,36 @@ def keep_case(sessions: list[list[dict[str, Any]]], the_costs: dict[str, Any], n
     return (sessions, the_costs, note)
 
 
+def fair_keep_rules(answers: dict[str, Any]) -> dict[str, Callable[[str, int, dict[str, Any]], float]]:
+    """Rules a student may fairly write for Task 4, each passing the visible case: every hidden case must pass them.
+
+    All drop the KV at a person's wait; at a tool's they keep it as long as
+    the reference (the ski-rental break-even), half of that, the longest
+    candidate TTL within it, or a flat 30 s.
+    """
+    reference = answers["keep_ttl_s"]
+    candidates = answers["TTL_CANDIDATES_S"]
+
+    def tool_only(tool_ttl_s: Callable[[float], float]) -> Callable[[str, int, dict[str, Any]], float]:
+        def rule(wait: str, context_tokens: int, the_costs: dict[str, Any]) -> float:
+            if wait == "human":
+                return 0.0
+            return tool_ttl_s(reference(wait, context_tokens, the_costs))
+        return rule
+
+    return {
+        "the reference": reference,
+        "tool: 30 s": tool_only(lambda break_even_s: 30.0),
+        "tool: half the break-even": tool_only(lambda break_even_s: break_even_s / 2),
+        "tool: the longest candidate within the break-even": tool_only(
+            lambda break_even_s: float(max((ttl for ttl in candidates if ttl <= break_even_s), default=0))),
+    }
+
+
 def _keep_row(answers: dict[str, Any], case: tuple[Any, ...], *, hidden: bool) -> dict[str, Any]:
     """A keep-rule case: its waits, costs and best fixed TTL; ValueError if the ledgers disagree or it is unsound."""
     sessions, the_costs, note = case
-    session_cost_usd, keep_ttl_s = answers["session_cost_usd"], answers["keep_ttl_s"]
+    session_cost_usd = answers["session_cost_usd"]
     waits = [[gap["wait"], gap["gap_s"], gap["context_tokens"]] for session in sessions for gap in session]
     by_ttl = {}
     for ttl in answers["TTL_CANDIDATES_S"]:
@@ -182,11 +212,15 @@ def _keep_row(answers: dict[str, Any], case: tuple[Any, ...], *, hidden: bool) -
             raise ValueError(f"{note}: the grader's ledger ({grader_usd}) is not the reference's ({reference_usd})")
         by_ttl[ttl] = reference_usd
     best_ttl = min(by_ttl, key=lambda ttl: (by_ttl[ttl], ttl))
-    rule_usd = sum(session_cost_usd([gap], keep_ttl_s(gap["wait"], gap["context_tokens"], the_costs), the_costs)
-                   for session in sessions for gap in session)
+    rules = fair_keep_rules(answers)
+    if not hidden:
+        rules = {"the reference": rules["the reference"]}
     limit = REFERENCE_SHARE_AT_MOST if hidden else SHARE_OF_BEST_FIXED
-    if not rule_usd <= limit * by_ttl[best_ttl]:
-        raise ValueError(f"{note}: the reference rule costs {rule_usd / by_ttl[best_ttl]:.3f} of the best fixed TTL")
+    for name, rule in rules.items():
+        rule_usd = sum(session_cost_usd([gap], rule(gap["wait"], gap["context_tokens"], the_costs), the_costs)
+                       for session in sessions for gap in session)
+        if not rule_usd <= limit * by_ttl[best_ttl]:
+            raise ValueError(f"{note}: the rule '{name}' costs {rule_usd / by_ttl[best_ttl]:.3f} of the best fixed TTL")
     return {"note": note, "costs": the_costs, "waits": waits, "best_fixed_ttl_s": best_ttl,
             "best_fixed_usd": by_ttl[best_ttl]}
 
