@@ -1227,3 +1227,17 @@ def test_a_wrong_layout_stops_before_grading_with_exit_status_two(released_cours
     result = _harness(released_course, "grade", str(tmp_path))
     assert result.returncode == 2
     assert "expected one folder per student" in result.stderr
+
+
+def test_a_failed_visible_case_of_exercise_9_task_3_names_its_sessions_instead_of_printing_them():
+    reference = run_answers(source_of(BY_NAME["ex09_agentic_workloads"]))
+
+    def always_the_first(sessions, candidate_ttls_s, costs):
+        reference["best_ttl_s"](sessions, candidate_ttls_s, costs)  # the same checks of its inputs
+        return candidate_ttls_s[0]
+
+    with pytest.raises(CheckFailed) as failure:
+        check("ex09_best_ttl", always_the_first)
+    message = str(failure.value)
+    assert message.startswith("best_ttl_s for make_sessions(2024, 10), recompute: expected 30 s, got 0.")
+    assert "gap_s" not in message and len(message) < 400

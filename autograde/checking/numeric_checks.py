@@ -41,6 +41,8 @@ from autograde.checking.student_code import (
 
 REL_TOL = 1e-9
 """Relative tolerance for quantities: far above float rounding, far below any modelling mistake."""
+MAX_CALL_CHARS = 1000
+"""A visible call longer than this (exercise 9's ten drawn sessions) is named by its case's note instead."""
 RESULT_KINDS = ("count", "quantity")
 """``count``: an exact ``int`` (parameters, tokens, sequences); ``quantity``: any real number compared to REL_TOL."""
 
@@ -70,11 +72,12 @@ class FunctionSpec:
         _check(self, answer, expected[self.function_name], hidden)
 
 
-def _call_text(spec: FunctionSpec, args: list[Any], kwargs: dict[str, Any]) -> str:
-    """A visible case as the call a student would type, arguments named."""
+def _call_text(spec: FunctionSpec, args: list[Any], kwargs: dict[str, Any], *, too_long: str) -> str:
+    """A visible case as the call a student would type, arguments named; ``too_long`` if over MAX_CALL_CHARS."""
     named = [f"{name}={value!r}" for name, value in zip(spec.parameters, args, strict=True)]
     named += [f"{name}={value!r}" for name, value in kwargs.items()]
-    return f"{spec.function_name}({', '.join(named)})"
+    text = f"{spec.function_name}({', '.join(named)})"
+    return text if len(text) <= MAX_CALL_CHARS else too_long
 
 
 def _show(value: float) -> str:
@@ -129,7 +132,7 @@ def _check(spec: FunctionSpec, answer: Callable[..., Any], section: dict[str, An
         label = (
             f"{spec.function_name}, hidden case {index + 1} of {len(cases)}"
             if hidden
-            else _call_text(spec, args, kwargs)
+            else _call_text(spec, args, kwargs, too_long=f"{spec.function_name} for {case['note']}")
         )
         result = call_student(answer, tuple(args), kwargs, label=label, show_output=not hidden, hidden=hidden)
         got = _vet(spec, result, f"the result of {label}", hidden)
@@ -142,6 +145,6 @@ def _check(spec: FunctionSpec, answer: Callable[..., Any], section: dict[str, An
         raise CheckFailed(f"{label}: expected {_show(want)}{unit}, got {_show(got)}. {spec.hint}")
     if not hidden:
         for bad in section["bad_inputs"]:
-            label = f"{_call_text(spec, bad['args'], {})} ({bad['why']})"
+            label = f"{_call_text(spec, bad['args'], {}, too_long=spec.function_name)} ({bad['why']})"
             require_raises(answer, tuple(copy.deepcopy(bad["args"])), ValueError, label=label)
 
