@@ -1241,3 +1241,55 @@ def test_a_failed_visible_case_of_exercise_9_task_3_names_its_sessions_instead_o
     message = str(failure.value)
     assert message.startswith("best_ttl_s for make_sessions(2024, 10), recompute: expected 30 s, got 0.")
     assert "gap_s" not in message and len(message) < 400
+
+
+def test_the_worked_examples_of_exercise_9_state_what_the_reference_computes():
+    ex09 = BY_NAME["ex09_agentic_workloads"]
+    expected, text = load_expected(ex09.name), _markdown_text(ex09)
+    reference = run_answers(source_of(ex09))
+    costs, session, ledger = reference["WORKED_COSTS"], reference["WORKED_SESSION"], reference["session_cost_usd"]
+    reload_costs = {**costs, "fallback": "reload"}
+    pcie, network = (case["expected"] for case in expected["reload_break_even_tokens"]["visible"])
+    assert f"from **{pcie} tokens** on" in text and f"from **{network:,} tokens** on" in text
+    link_us = 1e6 * costs["kv_bytes_per_token"] / costs["link_bytes_per_s"]
+    assert f"in {link_us:.2f} µs, recomputing it takes {1e6 * costs['prefill_s_per_token']:.1f} µs" in text
+    # Task 2: each wait of the worked session with a TTL of 30 s, then the totals.
+    short_tool, long_tool, human, last_tool = session
+    assert (short_tool["gap_s"], last_tool["gap_s"], long_tool["gap_s"]) == (4.0, 2.5, 45.0)
+    assert (f"(${ledger([short_tool], 30, costs):.6f} and ${ledger([last_tool], 30, costs):.6f})") in text
+    kv_gb = long_tool["context_tokens"] * costs["kv_bytes_per_token"] / 1e9
+    hold_usd = 30 / 3600 * kv_gb * costs["hbm_usd_per_gb_hour"]
+    tokens = long_tool["context_tokens"]
+    busy_s = costs["prefill_s_per_token"] * tokens + costs["prefill_s_per_token_squared"] * tokens**2
+    assert hold_usd + busy_s / 3600 * costs["gpu_usd_per_hour"] == pytest.approx(ledger([long_tool], 30, costs))
+    assert f"holds {kv_gb:.2f} GB for 30 s (${hold_usd:.5f}) and then recomputes {tokens:,} tokens in {busy_s:.3f} s" in text
+    assert f"(${busy_s / 3600 * costs['gpu_usd_per_hour']:.5f})" in text
+    recompute_usd, reload_usd, _ = (case["expected"] for case in expected["session_cost_usd"]["visible"])
+    assert recompute_usd == ledger(session, 30, costs) and reload_usd == ledger(session, 30, reload_costs)
+    assert f"**${recompute_usd:.7f}** with" in text and f"**${reload_usd:.8f}** with" in text
+    for gap in (long_tool, human):  # "about 14 ms of transfer"
+        assert int(1e3 * gap["context_tokens"] * costs["kv_bytes_per_token"] / costs["link_bytes_per_s"]) == 14
+    assert "5 ms plus about 14 ms of transfer" in text and costs["reload_latency_s"] == 0.005
+    # Task 3: ten drawn sessions.
+    sessions = reference["make_sessions"](2024, 10)
+    waits = [gap for drawn in sessions for gap in drawn]
+    human_waits = sum(gap["wait"] == "human" for gap in waits)
+    assert f"({len(waits)} waits, {human_waits} of them human)" in text
+
+    def total_usd(ttl_s: float, the_costs: dict[str, Any]) -> float:
+        return sum(ledger(drawn, ttl_s, the_costs) for drawn in sessions)
+
+    best, best_reload, ties = (case["expected"] for case in expected["best_ttl_s"]["visible"])
+    assert f"is **{best:g}** s (${total_usd(best, costs):.3f}; 5 minutes costs ${total_usd(300, costs):.3f}, " \
+           f"an hour ${total_usd(3600, costs):.3f})" in text
+    assert f"it is **{best_reload:g}** s" in text
+    assert f"(${total_usd(10, reload_costs):.3f}, against ${total_usd(best_reload, reload_costs):.3f} at 0 s)" in text
+    assert best_reload == 0 and f"is **{ties:g}**" in text
+    # Task 4: the visible sessions' fixed TTLs.
+    keep = expected["keep_ttl_s"]["visible"][0]
+    keep_sessions = reference["make_sessions"](2024, 30)
+    fixed_usd = {ttl: sum(ledger(drawn, ttl, costs) for drawn in keep_sessions) for ttl in (0, 300)}
+    assert keep["costs"] == costs and fixed_usd[0] > keep["best_fixed_usd"]
+    assert f"the best fixed TTL, {keep['best_fixed_ttl_s']:g} s, costs **${keep['best_fixed_usd']:.3f}**" in text
+    assert f"at most **${expected['keep_ttl_s']['share_of_best_fixed'] * keep['best_fixed_usd']:.3f}**" in text
+    assert f"golden window costs ${fixed_usd[300]:.3f}; keeping none, ${fixed_usd[0]:.3f}" in text
