@@ -147,7 +147,7 @@ PAGED_KV_CELL_W, PAGED_KV_CELL_H, PAGED_KV_LABEL_W, PAGED_KV_GAP, PAGED_KV_TABLE
 #: Heights in inches of draw_paged_kv's three headings (logical blocks, block table, physical blocks).
 PAGED_KV_HEAD_H, PAGED_KV_PHYSICAL_HEAD_H = 0.5, 0.5
 #: Size in points of the drawing's smallest text (tokens, row labels, table entries); headings are one point larger.
-PAGED_KV_TEXT_PT = 9.5
+PAGED_KV_TEXT_PT = 10
 #: Blank margin in inches at the right and bottom edges, so the outer lines are not clipped.
 PAGED_KV_PAD = 0.05
 
