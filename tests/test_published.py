@@ -116,6 +116,12 @@ AS_PUBLISHED = [
     ("TRACELAB_COST_SHARE_OUTPUT", 11.6, "%", "tracelabcode"),
     ("TRACELAB_STORAGE_RATIO_1_MIN", 0.74, "x", "tracelabcode"),
     ("TRACELAB_STORAGE_RATIO_1_H", 5.07, "x", "tracelabcode"),
+    # TraceLab: "token-weighted prefix-cache hit rate 95.7%" (fact sheet, D).
+    ("TRACELAB_TOKEN_HIT_RATE", 95.7, "%", "zhu2026tracelab"),
+    # deepseek-ai/DeepEP issue 303, nccl-tests all_reduce_perf on one H20 node, out-of-place time:
+    # "8  2  float  sum  -1  12.49" and "4096  1024  float  sum  -1  16.69" (us).
+    ("NCCL_ALLREDUCE_8B_H20_US", 12.49, "us", "deepep303"),
+    ("NCCL_ALLREDUCE_4KB_H20_US", 16.69, "us", "deepep303"),
     # The podcast (seed transcript, agentic part): "session 平均为 62.6 分钟", "人等待时间的中位数是25分钟",
     # "skew差距几乎达到15倍", "容量中位数大约是 40GB", "其中60%会成为读取 prefix 时使用的成本", "5到10分钟是黄金时间".
     ("PODCAST_AGENT_SESSION_MINUTES_CLAIM", 62.6, "min", "hyperaccelpodcast"),

@@ -147,5 +147,5 @@ def draw_step_breakdown(ax: Axes, seconds_by_part: dict[str, tuple[float, float]
     ax.set_yticks(rows, parts)
     ax.set_xlabel("time (ms)")
     ax.set_title(title, fontsize=10.5)
-    ax.legend(loc="lower right", fontsize=9.5, frameon=False)
+    ax.legend(loc="lower right", fontsize=10.5, frameon=False)
     ax.grid(True, axis="x", alpha=0.3)
