@@ -143,7 +143,7 @@ def draw_kv_cache_grid(ax: Axes, num_layers: int, num_cached_tokens: int, max_to
 #: Geometry of draw_paged_kv in inches: token cell width and height, row-label width, gap below the block
 #: table, table column width. The three parts are stacked (logical blocks, block table, physical blocks), so
 #: the drawing is only as wide as a row of cells: on a phone its text stays legible.
-PAGED_KV_CELL_W, PAGED_KV_CELL_H, PAGED_KV_LABEL_W, PAGED_KV_GAP, PAGED_KV_TABLE_W = 1.12, 0.36, 0.66, 0.15, 1.2
+PAGED_KV_CELL_W, PAGED_KV_CELL_H, PAGED_KV_LABEL_W, PAGED_KV_GAP, PAGED_KV_TABLE_W = 1.12, 0.36, 0.56, 0.15, 1.2
 #: Heights in inches of draw_paged_kv's three headings (logical blocks, block table, physical blocks).
 PAGED_KV_HEAD_H, PAGED_KV_PHYSICAL_HEAD_H = 0.5, 0.5
 #: Size in points of the drawing's smallest text (tokens, row labels, table entries); headings are one point larger.

@@ -60,7 +60,8 @@ PARAM_PART_LABELS = {
 #: 390-pixel phone a figure up to about 6 inches wide shows its 11-point tick labels at 9 CSS
 #: pixels or more (11 x 100 / 72 = 15.3 pixels, times 358 / 600 of the width it is shown at).
 READABLE_RC_PARAMS = {"font.size": 12, "axes.titlesize": 12, "axes.labelsize": 12, "xtick.labelsize": 11,
-                      "ytick.labelsize": 11, "legend.fontsize": 11, "figure.dpi": 100}
+                      "ytick.labelsize": 11, "legend.fontsize": 11, "figure.dpi": 100,
+                      "savefig.pad_inches": 0.02}   # a narrow white border: every inch of width shrinks the text
 
 
 def label_axes(ax: Axes, *, title: str, x_label: str, y_label: str, grid: bool = True) -> None:
