@@ -24,6 +24,7 @@ from infer_lib.plotting.grids import (
     PAGED_KV_PAD,
     PAGED_KV_PHYSICAL_HEAD_H,
     PAGED_KV_TABLE_W,
+    PAGED_KV_TEXT_PT,
     draw_paged_kv,
     paged_kv_size_inches,
 )
@@ -107,16 +108,18 @@ def test_slots_of_a_simulated_static_batch_match_hand_counts():
 
 
 def test_paged_kv_size_is_the_sum_of_its_parts():
-    # Stacked: 0.66 + 4 x 1.12 + 0.05 = 5.19 in wide; logical blocks 0.5 + 3 x 0.36, block table 0.5 + 4 x 0.36
+    # Stacked: 0.56 + 4 x 1.12 + 0.05 = 5.09 in wide; logical blocks 0.5 + 3 x 0.36, block table 0.5 + 4 x 0.36
     # + 0.15, physical blocks 0.5 + 8 x 0.36, and 0.05: 7.1 in tall.
-    assert paged_kv_size_inches(4, 8, 3) == pytest.approx((5.19, 7.1))
+    assert paged_kv_size_inches(4, 8, 3) == pytest.approx((5.09, 7.1))
     width = PAGED_KV_LABEL_W + 4 * PAGED_KV_CELL_W + PAGED_KV_PAD
     height = (PAGED_KV_HEAD_H + 3 * PAGED_KV_CELL_H + PAGED_KV_HEAD_H + 4 * PAGED_KV_CELL_H + PAGED_KV_GAP
               + PAGED_KV_PHYSICAL_HEAD_H + 8 * PAGED_KV_CELL_H + PAGED_KV_PAD)
-    assert (width, height) == pytest.approx((5.19, 7.1))
+    assert (width, height) == pytest.approx((5.09, 7.1))
     assert 3 * PAGED_KV_TABLE_W <= 4 * PAGED_KV_CELL_W          # the table's three columns fit under the cells
-    # On a 390 px phone the drawing is shown about 358 CSS px wide: its 9.5-point text stays at 9 px or more.
-    assert 9.5 * 100 / 72 * 358 / (100 * paged_kv_size_inches(4, 8, 3)[0]) >= 9
+    # On a 390 px phone a figure is shown about 342 CSS px wide: the drawing's 10-point text, with the
+    # figure's 0.02-inch border on each side, stays at 9 px or more.
+    assert PAGED_KV_TEXT_PT == 10
+    assert 10 * 100 / 72 * 342 / (100 * (paged_kv_size_inches(4, 8, 3)[0] + 2 * 0.02)) >= 9
 
 
 def test_paged_kv_puts_each_token_in_its_physical_block_and_outlines_the_newest():
