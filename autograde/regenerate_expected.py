@@ -24,7 +24,7 @@ from typing import Any
 
 from autograde.checking.expected import dump_expected
 from autograde.checking.manifest import expected_path
-from autograde.checking.registry import manifest_of, manifests
+from autograde.checking.catalogue import manifest_of, manifests
 
 
 def build_expected(exercise: str, course_root: Path | None = None) -> dict[str, Any]:

@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from infer_lib.transformer import Transformer, TransformerConfig, random_transformer
+from infer_lib.numpy_model.transformer import Transformer, TransformerConfig, random_transformer
 
 # Llama-like proportions: 4 query heads per K/V head, ffn_dim ~ 2.75 d_model.
 BENCH_CONFIG = TransformerConfig(

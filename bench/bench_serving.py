@@ -24,8 +24,8 @@ import sys
 import time
 import tracemalloc
 
-from infer_lib.hardware import get_chip
-from infer_lib.models import from_hf_config
+from infer_lib.inputs.hardware import get_chip
+from infer_lib.inputs.models import from_hf_config
 from infer_lib.serving import SchedulerConfig, make_requests, simulate, simulate_disaggregated
 
 LLAMA2_7B_CONFIG = {

@@ -29,9 +29,9 @@ import numpy as np
 import torch
 from train_tiny_model import DATA_DIR, corpus_documents, to_numpy_model, train
 
-from infer_lib.drafters import corpus_prompts, load_draft_model, measure_acceptance
-from infer_lib.tokenizer import load_tokenizer
-from infer_lib.transformer import TransformerConfig, load_tiny_model
+from infer_lib.speculation.drafters import corpus_prompts, load_draft_model, measure_acceptance
+from infer_lib.numpy_model.tokenizer import load_tokenizer
+from infer_lib.numpy_model.transformer import TransformerConfig, load_tiny_model
 
 DRAFT_SIZES = dict(d_model=32, num_layers=2, num_heads=2, num_kv_heads=1, ffn_dim=96, max_seq_len=64)
 # float32 logits of two implementations agree to rounding; this is far above it and far below a changed argmax.

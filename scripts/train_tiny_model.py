@@ -31,8 +31,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from infer_lib.tokenizer import Tokenizer
-from infer_lib.transformer import (
+from infer_lib.numpy_model.tokenizer import Tokenizer
+from infer_lib.numpy_model.transformer import (
     LayerWeights,
     Transformer,
     TransformerConfig,
@@ -51,7 +51,7 @@ CHECK_PROMPT = "Is tomato a fruit?"
 
 
 class TorchRMSNorm(nn.Module):
-    """RMSNorm as in infer_lib.transformer.rms_norm.
+    """RMSNorm as in infer_lib.numpy_model.transformer.rms_norm.
 
     Introduced in ch-prefill-decode.
     """
@@ -66,7 +66,7 @@ class TorchRMSNorm(nn.Module):
 
 
 class TorchLayer(nn.Module):
-    """One decoder layer with the same fused weight layout as infer_lib.transformer.LayerWeights.
+    """One decoder layer with the same fused weight layout as infer_lib.numpy_model.transformer.LayerWeights.
 
     Introduced in ch-prefill-decode.
     """
@@ -112,7 +112,7 @@ def rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tenso
 
 
 class TorchTransformer(nn.Module):
-    """The training twin of infer_lib.transformer.Transformer.
+    """The training twin of infer_lib.numpy_model.transformer.Transformer.
 
     Introduced in ch-prefill-decode.
     """

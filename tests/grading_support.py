@@ -19,7 +19,7 @@ import psutil
 import pytest
 
 from autograde.authoring.reference import run_answers, solution_sources
-from autograde.checking.registry import manifests
+from autograde.checking.catalogue import manifests
 from autograde.checks import CheckFailed, check
 from autograde.nbgrader_glue import course
 from autograde.sandbox import backends, cgroup

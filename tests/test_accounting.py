@@ -6,7 +6,7 @@ course's fact sheet, ``computed_raw``), not by infer_lib.
 
 import pytest
 
-from infer_lib.accounting import (
+from infer_lib.counting.accounting import (
     KV_FORMATS,
     PARTS,
     active_param_counts,
@@ -21,7 +21,7 @@ from infer_lib.accounting import (
     param_counts,
     weight_bytes,
 )
-from infer_lib.models import MODELS, get_model
+from infer_lib.inputs.models import MODELS, get_model
 
 INDEPENDENT_TOTALS = {
     "Llama 3.1 8B": 8_030_261_248,

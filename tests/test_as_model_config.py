@@ -2,10 +2,10 @@
 
 import numpy as np
 
-from infer_lib.accounting import num_params
-from infer_lib.costs import decode_operations, sum_bytes
-from infer_lib.models import ModelConfig
-from infer_lib.transformer import TransformerConfig, as_model_config, random_transformer
+from infer_lib.counting.accounting import num_params
+from infer_lib.counting.costs import decode_operations, sum_bytes
+from infer_lib.inputs.models import ModelConfig
+from infer_lib.numpy_model.transformer import TransformerConfig, as_model_config, random_transformer
 
 SMALL = TransformerConfig(vocab_size=64, d_model=32, num_layers=2, num_heads=4, num_kv_heads=2, ffn_dim=48,
                           max_seq_len=128, rope_theta=500000.0)

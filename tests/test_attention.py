@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from infer_lib.attention import (
+from infer_lib.numpy_model.attention import (
     AttentionConfig,
     AttentionWeights,
     GroupedQueryAttention,
@@ -21,8 +21,8 @@ from infer_lib.attention import (
     random_attention_weights,
     window_mask,
 )
-from infer_lib.cache import DenseKVCache, LatentKVCache, SlidingWindowKVCache
-from infer_lib.mla import MLAConfig, MultiHeadLatentAttention, random_mla_weights
+from infer_lib.numpy_model.cache import DenseKVCache, LatentKVCache, SlidingWindowKVCache
+from infer_lib.numpy_model.mla import MLAConfig, MultiHeadLatentAttention, random_mla_weights
 
 D_MODEL, NUM_HEADS, HEAD_DIM = 32, 4, 8
 MLA_SIZES = dict(d_model=32, num_heads=4, kv_lora_rank=12, qk_nope_head_dim=8, qk_rope_head_dim=4, v_head_dim=6)

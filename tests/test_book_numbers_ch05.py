@@ -24,7 +24,7 @@ import pytest
 # --- sources -----------------------------------------------------------------------------------
 # Dense peaks (FLOP/s), bandwidths (bytes/s), memories (bytes), NVLink (bytes/s, both ways) per chip.
 # Memories are the totals the drivers report (nvidia-smi memory.total): H100 SXM 81,559 MiB, H200 143,771 MiB,
-# B200 183,359 MiB, as listed in public nvidia-smi output (see infer_lib.hardware's sources).
+# B200 183,359 MiB, as listed in public nvidia-smi output (see infer_lib.inputs.hardware's sources).
 MIB = 2**20
 H100 = {"bf16": 989.4e12, "bw": 3.35e12, "mem": 81_559 * MIB, "link": 900e9}
 H200 = {"bf16": 989.4e12, "fp8": 1978.9e12, "bw": 4.8e12, "mem": 143_771 * MIB, "link": 900e9}

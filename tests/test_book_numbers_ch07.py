@@ -22,7 +22,7 @@ from importlib import resources
 import numpy as np
 import pytest
 
-from infer_lib.transformer import Transformer, load_tiny_model
+from infer_lib.numpy_model.transformer import Transformer, load_tiny_model
 
 
 @pytest.fixture(scope="module")
@@ -461,7 +461,7 @@ def test_drafters_measured_by_running_speculation(chapter7, tiny, drafter_prompt
     if layers:
         drafter, c = early_exit(model, layers), (128 + layers * TINY_LAYER + 748 * 64) / TARGET_BYTES
     else:
-        from infer_lib.drafters import load_draft_model     # the trained weights; the measuring is done here
+        from infer_lib.speculation.drafters import load_draft_model     # the trained weights; the measuring is done here
         drafter, c = load_draft_model(np.float64), (64 + 2 * TRAINED_LAYER + 748 * 32) / TARGET_BYTES
     assert chapter7[c_key] == pytest.approx(c, rel=1e-12)
     seen_alpha, _ = measure_by_hand(model, drafter, seen, 4, stop)

@@ -386,7 +386,7 @@ def test_retention_policies_order_as_they_must(chapter9):
 def test_keep_all_holds_each_pause_and_nothing_after_a_sessions_last_call(chapter9):
     # By hand over the same generated sessions: between two calls of a session its KV (the earlier call's prompt
     # + output) waits in HBM from that call's end to the next arrival; after a session's last call, nothing.
-    from infer_lib.serving import sessions as agent_sessions
+    from infer_lib.serving.workloads import sessions as agent_sessions
     sessions = agent_sessions.generate_sessions(300, seed=0)
     byte_seconds, first_s, last_s = 0.0, math.inf, 0.0
     for session in sessions:

@@ -3,7 +3,7 @@
 import pytest
 
 import infer_lib as il
-from infer_lib.chip_systems import (
+from infer_lib.chips.chip_systems import (
     SRAM_CHIPS,
     TREND_CHIPS,
     V100,
@@ -45,7 +45,7 @@ def test_groq_3_link_is_the_rack_figure_halved_per_chip():
 
 
 def test_groq_3_is_written_once():
-    from infer_lib.memory_tech import get_memory
+    from infer_lib.chips.memory_tech import get_memory
     sram, chip = get_memory("SRAM (Groq 3 LPU)"), SRAM_CHIPS["Groq 3 LPU"]
     assert (sram.capacity_bytes, sram.bytes_per_s) == (chip.tiers[0].capacity_bytes, chip.tiers[0].bytes_per_s)
     assert (chip.tiers[0].capacity_bytes, chip.dense_flops_per_s) == (il.published.GROQ3_SRAM_BYTES.value,
@@ -175,7 +175,7 @@ def test_published_growth_figures_match_the_fact_sheet():
 
 
 def test_a_tier_carries_a_status_for_each_figure():
-    from infer_lib.chip_systems import MemoryTier
+    from infer_lib.chips.chip_systems import MemoryTier
     tier = SRAM_CHIPS["Groq 3 LPU"].tiers[0]
     assert (tier.capacity_status, tier.bandwidth_status) == ("secondary", "secondary")
     with pytest.raises(ValueError, match="bandwidth_status"):

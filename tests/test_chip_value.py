@@ -5,8 +5,8 @@ from dataclasses import replace
 import pytest
 
 import infer_lib as il
-from infer_lib.chip_systems import SRAM_CHIPS, gpu_profile, tensor_parallel_decode
-from infer_lib.chip_value import Assumptions, judge, lifetime_energy_kwh, lifetime_kg_co2e, tco_usd
+from infer_lib.chips.chip_systems import SRAM_CHIPS, gpu_profile, tensor_parallel_decode
+from infer_lib.chips.chip_value import Assumptions, judge, lifetime_energy_kwh, lifetime_kg_co2e, tco_usd
 
 LLAMA_70B = il.get_model("Llama 3.1 70B")
 

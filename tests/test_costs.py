@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from infer_lib.accounting import expert_params, kv_bytes_per_token, num_params, param_counts
-from infer_lib.costs import (
+from infer_lib.counting.accounting import expert_params, kv_bytes_per_token, num_params, param_counts
+from infer_lib.counting.costs import (
     Operation,
     attended_pairs,
     by_part,
@@ -15,7 +15,7 @@ from infer_lib.costs import (
     sum_bytes,
     sum_flops,
 )
-from infer_lib.models import get_model
+from infer_lib.inputs.models import get_model
 
 LLAMA_8B = get_model("Llama 3.1 8B")
 L, D, H, K, HD, F, V = 32, 4096, 32, 8, 128, 14_336, 128_256

@@ -5,8 +5,8 @@ import math
 
 import pytest
 
-from infer_lib import cpu_roofline
-from infer_lib.cpu_roofline import (
+from infer_lib.numpy_model import cpu_roofline
+from infer_lib.numpy_model.cpu_roofline import (
     CpuRoofline,
     best_time_s,
     measure_copy_bytes_per_s,

@@ -15,10 +15,10 @@ import random
 
 import pytest
 
-from infer_lib.accounting import kv_cache_bytes
-from infer_lib.hardware import LINKS, get_chip, get_link
-from infer_lib.models import get_model
-from infer_lib.roofline import decode_step_time_s, prefill_time_s
+from infer_lib.counting.accounting import kv_cache_bytes
+from infer_lib.inputs.hardware import LINKS, get_chip, get_link
+from infer_lib.inputs.models import get_model
+from infer_lib.counting.roofline import decode_step_time_s, prefill_time_s
 from infer_lib.serving import (
     SLO,
     CacheConfig,

@@ -28,8 +28,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from infer_lib import drafters
-from infer_lib.drafters import (
+from infer_lib.speculation import drafters
+from infer_lib.speculation.drafters import (
     HELD_OUT_PROMPTS,
     corpus_prompts,
     early_exit_drafter,
@@ -38,11 +38,11 @@ from infer_lib.drafters import (
     measure_acceptance,
     speculative_generate,
 )
-from infer_lib.sampling import softmax_probs
-from infer_lib.speculative import estimate_alpha
-from infer_lib.transformer import Transformer, TransformerConfig, load_tiny_model, random_transformer
+from infer_lib.numpy_model.sampling import softmax_probs
+from infer_lib.speculation.speculative import estimate_alpha
+from infer_lib.numpy_model.transformer import Transformer, TransformerConfig, load_tiny_model, random_transformer
 
-DATA_DIR = Path(drafters.__file__).parent / "data"
+DATA_DIR = Path(drafters.__file__).parents[1] / "data"
 EOS = 0
 
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from infer_lib.economics import (
+from infer_lib.chips.economics import ASSUMED_LPDDR_BUS_WIDTH_BITS, growth_factor, yearly_gap
+from infer_lib.inputs.published import (
     ANTHROPIC_REVENUE_GROWTH_PER_YEAR,
-    ASSUMED_LPDDR_BUS_WIDTH_BITS,
     COMPUTE_GROWTH_PER_YEAR,
     FAST_MODE_PRICE_MAX_PROMPT_TOKENS,
     FAST_MODE_PRICE_PER_MTOK,
@@ -12,10 +12,8 @@ from infer_lib.economics import (
     LPDDR5X_MAX_TRANSFERS_PER_S,
     PODCAST_LPDDR_CARD_BYTES_PER_S_CLAIM,
     STANDARD_PRICE_PER_MTOK,
-    growth_factor,
-    yearly_gap,
 )
-from infer_lib.hardware import memory_interface_bytes_per_s
+from infer_lib.inputs.hardware import memory_interface_bytes_per_s
 
 
 def test_google_token_volume_grew_about_50x_in_a_year():

@@ -2,8 +2,8 @@
 
 import pytest
 
-from infer_lib.energy import decode_step_energy, energy_per_byte_j
-from infer_lib.models import get_model
+from infer_lib.counting.energy import decode_step_energy, energy_per_byte_j
+from infer_lib.inputs.models import get_model
 
 
 def test_energy_per_byte_divides_a_read_by_its_width():

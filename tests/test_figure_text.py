@@ -3,8 +3,8 @@
 import pytest
 from matplotlib.figure import Figure
 
-from infer_lib.figure_text import read_text_size, smallest_text_px, stamp_text_size
-from infer_lib.images import lossless_webp, reduce_palette, render_frame_png
+from infer_lib.page.figure_text import read_text_size, smallest_text_px, stamp_text_size
+from infer_lib.page.images import lossless_webp, reduce_palette, render_frame_png
 
 
 def _figure_with_text(sizes_pt):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import myst_nb
-from infer_lib.glue import glue, glue_value, plain_value
+from infer_lib.page.glue import glue, glue_value, plain_value
 
 
 def test_numpy_scalars_become_python_numbers():

@@ -18,8 +18,8 @@ import math
 
 import pytest
 
-from infer_lib.hardware import get_chip
-from infer_lib.models import get_model
+from infer_lib.inputs.hardware import get_chip
+from infer_lib.inputs.models import get_model
 from infer_lib.serving import (
     SLO,
     Request,

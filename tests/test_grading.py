@@ -62,7 +62,7 @@ from autograde.batch.submissions import LayoutError, read_submissions
 from autograde.checking.expected import dump_expected, load_expected
 from autograde.checking.manifest import ExerciseManifest
 from autograde.checking.numeric_checks import FunctionSpec
-from autograde.checking.registry import manifests
+from autograde.checking.catalogue import manifests
 from autograde.checks import REGISTRY, CheckFailed, check
 from autograde.nbgrader_glue.commands import failure_reason, run_with_limits
 from autograde.regenerate_expected import build_expected, expected_file

@@ -2,7 +2,7 @@
 
 import pytest
 
-from infer_lib.hardware import CHIPS, get_chip, memory_interface_bytes_per_s
+from infer_lib.inputs.hardware import CHIPS, get_chip, memory_interface_bytes_per_s
 
 
 def test_h100_ridge_point_is_295_flop_per_byte():
@@ -72,7 +72,7 @@ def test_memory_is_what_the_driver_reports(name, driver_bytes, datasheet_gb):
 def test_h100_kv_blocks_beside_llama_8b():
     # Free memory after Llama 3.1 8B's BF16 weights (16,060,522,496 B) at vLLM's 0.9 share, in 2 MiB blocks
     # of 16 tokens x 131,072 B: (0.9 x 85,520,809,984 - 16,060,522,496) / 2,097,152 = 29,043 blocks.
-    from infer_lib.models import get_model
+    from infer_lib.inputs.models import get_model
     from infer_lib.serving import num_kv_blocks
     assert num_kv_blocks(get_model("Llama 3.1 8B"), get_chip("H100 SXM")) == 29_043
 

@@ -3,8 +3,8 @@
 import pytest
 
 import infer_lib as il
-from infer_lib.chip_systems import SRAM_CHIPS, gpu_profile
-from infer_lib.hardware_futures import (
+from infer_lib.chips.chip_systems import SRAM_CHIPS, gpu_profile
+from infer_lib.chips.hardware_futures import (
     expert_intensity_flops_per_byte,
     ffn_weight_bytes,
     flash_lifetime_s,

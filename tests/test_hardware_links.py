@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import infer_lib as il
-from infer_lib.hardware import CHIPS, LINKS, Link, get_link, kv_transfer_time_s
+from infer_lib.inputs.hardware import CHIPS, LINKS, Link, get_link, kv_transfer_time_s
 
 
 # Each raw rate as its standard or datasheet states it, and the one-direction bytes/s it gives.

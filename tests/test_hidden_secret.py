@@ -35,7 +35,7 @@ from autograde.checking.hidden_secret import (
     secret_from_environment,
 )
 from autograde.checking.numeric_checks import FunctionSpec
-from autograde.checking.registry import manifests
+from autograde.checking.catalogue import manifests
 from autograde.checks import CheckFailed, check
 
 REPO = Path(__file__).resolve().parents[1]

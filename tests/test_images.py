@@ -1,4 +1,4 @@
-"""Tests of infer_lib.images: reproducible frames, exact palettes, lossless WebP, margins fixed in inches."""
+"""Tests of infer_lib.page.images: reproducible frames, exact palettes, lossless WebP, margins fixed in inches."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from matplotlib.axes import Axes
 from PIL import Image
 
-from infer_lib.images import (
+from infer_lib.page.images import (
     IMAGE_FORMATS,
     check_image_format,
     frame_renderer,
@@ -18,7 +18,7 @@ from infer_lib.images import (
     reduce_palette,
     render_frame_png,
 )
-from infer_lib.plots import label_axes
+from infer_lib.page.plotting.style import label_axes
 
 
 def draw_line(ax: Axes, slope: float) -> None:
@@ -101,7 +101,7 @@ class TestPaletteKeepsPlotColours:
     """Reducing a frame to a palette must not change the colour of a small marker or legend entry."""
 
     def test_every_okabe_ito_colour_of_small_markers_survives_exactly(self) -> None:
-        from infer_lib.plots import OKABE_ITO
+        from infer_lib.page.plotting.style import OKABE_ITO
 
         colours = [hex_colour for name, hex_colour in OKABE_ITO.items() if name != "black"]
 

@@ -22,7 +22,7 @@ import pytest
 
 from autograde import harness, regenerate_expected
 from autograde.checking import hidden_secret
-from autograde.checking.registry import manifests
+from autograde.checking.catalogue import manifests
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 GUIDE = REPO_ROOT / "book" / "instructor_guide.md"
@@ -93,7 +93,7 @@ print("code inside an answer")
 
 **2.** And — this?
 
-```{literalinclude} ../infer_lib/roofline.py
+```{literalinclude} ../infer_lib/counting/roofline.py
 :pyobject: decode_step_time_s
 ```
 

@@ -7,8 +7,8 @@ import pytest
 
 from infer_lib import get_chip, get_model
 from infer_lib.serving import CacheConfig, SchedulerConfig, simulate
-from infer_lib.serving.kv_offload import TierBlockStore, requests_from_steps, tier_store
-from infer_lib.serving.kv_tiers import KVTier, tier_catalogue
+from infer_lib.serving.simulator.kv_offload import TierBlockStore, requests_from_steps, tier_store
+from infer_lib.serving.kv_retention.kv_tiers import KVTier, tier_catalogue
 
 MODEL = get_model("Llama 3.1 8B")
 CHIP = get_chip("H100 SXM")

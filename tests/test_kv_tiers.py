@@ -5,11 +5,11 @@ import math
 import pytest
 
 from infer_lib import get_chip, get_model
-from infer_lib.accounting import num_params
-from infer_lib.hardware import get_link
-from infer_lib.roofline import overlapped_schedule
-from infer_lib.serving.cost_model import StepCostModel
-from infer_lib.serving.kv_tiers import (
+from infer_lib.counting.accounting import num_params
+from infer_lib.inputs.hardware import get_link
+from infer_lib.counting.roofline import overlapped_schedule
+from infer_lib.serving.simulator.cost_model import StepCostModel
+from infer_lib.serving.kv_retention.kv_tiers import (
     KVTier,
     break_even_context_tokens,
     cached_step_time_s,

@@ -3,7 +3,7 @@
 import pytest
 
 import infer_lib as il
-from infer_lib.memory_tech import (
+from infer_lib.chips.memory_tech import (
     HBF_CAPACITY_MULTIPLE_CLAIM,
     HBF_ROW_SOURCE,
     MEMORIES,
@@ -34,7 +34,7 @@ def test_hbm4_doubles_the_interface_and_holds_up_to_64_gib():
 
 
 def test_llama_405b_in_bf16_needs_12_hbm4_stacks_not_13():
-    from infer_lib.chip_systems import chips_to_hold
+    from infer_lib.chips.chip_systems import chips_to_hold
     # 405B: 811.7e9 B of BF16 weights / 68.72e9 B per stack = 11.8 -> 12 (decimal 64e9 would have given 13).
     weights = il.accounting.weight_bytes(il.get_model("Llama 3.1 405B"))
     assert weights == pytest.approx(811.7e9, rel=1e-3)

@@ -5,8 +5,8 @@ import warnings
 
 import pytest
 
-from infer_lib.accounting import num_active_params, num_params
-from infer_lib.models import (
+from infer_lib.counting.accounting import num_active_params, num_params
+from infer_lib.inputs.models import (
     CONFIG_DIR,
     MODELS,
     MLAConfig,

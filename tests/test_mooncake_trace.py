@@ -5,10 +5,10 @@ from collections import Counter
 
 import pytest
 
-from infer_lib.hardware import get_chip
-from infer_lib.models import get_model
+from infer_lib.inputs.hardware import get_chip
+from infer_lib.inputs.models import get_model
 from infer_lib.serving import CacheConfig, Request, simulate
-from infer_lib.serving.mooncake_trace import MOONCAKE_BLOCK_TOKENS, load_mooncake_trace, mooncake_trace_path
+from infer_lib.serving.workloads.mooncake_trace import MOONCAKE_BLOCK_TOKENS, load_mooncake_trace, mooncake_trace_path
 
 
 @pytest.fixture(scope="module")

@@ -1,4 +1,4 @@
-"""``infer_lib.plotting`` draws what its docstrings promise, and the names of the old plotting modules resolve."""
+"""``infer_lib.page.plotting`` draws what its docstrings promise, and the names of the old plotting modules resolve."""
 
 import ast
 import importlib
@@ -13,13 +13,13 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyBboxPatch, Rectangle
 from matplotlib.text import Annotation
 
-import infer_lib.plotting
-import infer_lib.roofline
-import infer_lib.serving.analysis
-from infer_lib.costs import Operation
-from infer_lib.plotting.curves import draw_latency_vs_output_tokens
-from infer_lib.plotting.grids import draw_prefill_decode_grid
-from infer_lib.plotting.model_internals import (
+import infer_lib.page.plotting
+import infer_lib.counting.roofline
+import infer_lib.serving.results.analysis
+from infer_lib.counting.costs import Operation
+from infer_lib.page.plotting.curves import draw_latency_vs_output_tokens
+from infer_lib.page.plotting.grids import draw_prefill_decode_grid
+from infer_lib.page.plotting.model_internals import (
     draw_attention_weights,
     draw_layer_params_by_matrix,
     draw_output_change_by_token,
@@ -28,8 +28,8 @@ from infer_lib.plotting.model_internals import (
     draw_top_candidates,
     draw_total_vs_active,
 )
-from infer_lib.plotting.roofline import draw_operations_on_roofline, draw_roofline, draw_step_breakdown
-from infer_lib.plotting.schematics import (
+from infer_lib.page.plotting.roofline import draw_operations_on_roofline, draw_roofline, draw_step_breakdown
+from infer_lib.page.plotting.schematics import (
     SCHEMATIC_LINE_COLOR,
     draw_arrow,
     draw_attention_head_flow,
@@ -37,10 +37,10 @@ from infer_lib.plotting.schematics import (
     draw_layer_stack,
     draw_token_mixing,
 )
-from infer_lib.plotting.style import DECODE_COLOR, OKABE_ITO, PARAM_PART_COLORS, PREFILL_COLOR
-from infer_lib.plotting.timelines import draw_load_math_overlap, draw_request_timeline
-from infer_lib.timing import LatencyModel
-from infer_lib.tokenizer import Tokenizer
+from infer_lib.page.plotting.style import DECODE_COLOR, OKABE_ITO, PARAM_PART_COLORS, PREFILL_COLOR
+from infer_lib.page.plotting.timelines import draw_load_math_overlap, draw_request_timeline
+from infer_lib.numpy_model.timing import LatencyModel
+from infer_lib.numpy_model.tokenizer import Tokenizer
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -427,7 +427,7 @@ def test_share_vs_ffn_width_sets_apart_dashed_layouts_and_wide_query_models():
 
 
 def test_kv_cache_grid_draws_the_newest_column_as_one_bar_without_gaps():
-    from infer_lib.plots import draw_kv_cache_grid
+    from infer_lib.page.plotting.grids import draw_kv_cache_grid
     fig = Figure(layout="constrained")
     ax = fig.add_subplot()
     draw_kv_cache_grid(ax, 2, 4, 6, num_prompt_tokens=3, legend="below")
@@ -466,12 +466,12 @@ def test_total_vs_active_draws_billions_on_a_log_axis_with_the_ratio():
 # ---------------------------------------------------------------- one colour-blind-safe palette
 
 #: Okabe and Ito's published RGB values ("Color Universal Design", 2008, fig. 16), written out here
-#: as integers so the hex codes in infer_lib.plotting.style are checked against the source, not themselves.
+#: as integers so the hex codes in infer_lib.page.plotting.style are checked against the source, not themselves.
 OKABE_ITO_PUBLISHED_RGB = {
     "black": (0, 0, 0), "orange": (230, 159, 0), "sky_blue": (86, 180, 233), "bluish_green": (0, 158, 115),
     "yellow": (240, 228, 66), "blue": (0, 114, 178), "vermillion": (213, 94, 0), "reddish_purple": (204, 121, 167),
 }
-#: The assignments in infer_lib/plotting/style.py that are the palette definition: the only place a colour code may
+#: The assignments in infer_lib/page/plotting/style.py that are the palette definition: the only place a colour code may
 #: appear.
 PALETTE_DEFINITIONS = {"OKABE_ITO", "GREYS", "PALE_TINTS"}
 #: A string that is only a colour code: #rgb, #rrggbb or #rrggbbaa.
@@ -505,8 +505,8 @@ def test_okabe_ito_palette_matches_the_published_values():
 
 def test_hex_literal_detector_sees_a_literal_and_spares_the_palette(tmp_path):
     source = 'OKABE_ITO = {"blue": "#0072B2"}\nOTHER = "#0072B2"\nTEXT = "#1 reason"\n'
-    assert hex_literals_outside_palette(Path("infer_lib/plotting/style.py"), source) == ["style.py:2: '#0072B2'"]
-    assert len(hex_literals_outside_palette(Path("infer_lib/plotting/curves.py"), source)) == 2
+    assert hex_literals_outside_palette(Path("infer_lib/page/plotting/style.py"), source) == ["style.py:2: '#0072B2'"]
+    assert len(hex_literals_outside_palette(Path("infer_lib/page/plotting/curves.py"), source)) == 2
 
 
 def test_plot_colours_are_written_only_in_the_palette_definition():
@@ -522,68 +522,31 @@ def test_plot_colours_are_written_only_in_the_palette_definition():
                 problems.append(f"{path.name}:{number}: {line.strip()}")
             if hue_colour_argument.search(line):
                 problems.append(f"{path.name}:{number}: named colour, use plotting.style.OKABE_ITO: {line.strip()}")
-    assert not problems, "colours written outside infer_lib.plotting.style's palette:\n" + "\n".join(problems)
+    assert not problems, "colours written outside infer_lib.page.plotting.style's palette:\n" + "\n".join(problems)
 
 
-# ---------------------------------------------------------------- the old modules, kept for existing notebooks
-
-#: Every public name infer_lib.plots and infer_lib.plots_serving offered when they were split by concept into
-#: infer_lib.plotting (the names they defined, and the palette names plots_serving took from plots): notebooks
-#: written before the split may use any of them.
-OLD_PUBLIC_NAMES = {
-    "infer_lib.plots": (
-        "ACCENT_COLOR", "DECODE_COLOR", "EMPTY_SLOT_COLOR", "FLOPS_UNITS", "GREYS", "LINE_COLORS", "LINE_STYLES",
-        "OKABE_ITO", "OVER_COLOR", "PALE_TINTS", "PARAM_PART_COLORS", "PARAM_PART_LABELS", "PREFILL_COLOR",
-        "READABLE_RC_PARAMS", "ROOFLINE_PART_LABELS", "ROOFLINE_PART_STYLES", "ROOF_COLOR",
-        "draw_attention_head_flow", "draw_attention_weights", "draw_head_sharing", "draw_horizontal_bars",
-        "draw_kv_bytes_vs_context", "draw_kv_cache_grid", "draw_latency_vs_output_tokens",
-        "draw_layer_params_by_matrix", "draw_layer_stack", "draw_lines_vs_x", "draw_load_math_overlap",
-        "draw_memory_budget", "draw_operations_on_roofline", "draw_output_change_by_token", "draw_params_by_part",
-        "draw_prefill_decode_grid", "draw_request_timeline", "draw_roofline", "draw_share_vs_ffn_width",
-        "draw_step_breakdown", "draw_token_mixing", "draw_top_candidates", "draw_total_vs_active", "label_axes",
-        "operation_time_s", "overlapped_schedule", "token_count_label",
-    ),
-    "infer_lib.plots_serving": (
-        "DECODE_COLOR", "EMPTY_SLOT_COLOR", "INTERACTIVITY_LABEL", "LINE_COLORS", "OVER_COLOR", "PAGED_KV_CELL_H",
-        "PAGED_KV_CELL_W", "PAGED_KV_GAP", "PAGED_KV_HEAD_H", "PAGED_KV_LABEL_W", "PAGED_KV_PAD",
-        "PAGED_KV_PHYSICAL_HEAD_H", "PAGED_KV_TABLE_W", "PREFILL_COLOR", "SLOT_PHASES", "THROUGHPUT_LABEL",
-        "batch_slot_legend_handles", "batch_slot_occupancy", "draw_batch_slots", "draw_batch_weight_sharing",
-        "draw_cdf", "draw_frontier_chart", "draw_kv_slots_over_time", "draw_paged_kv", "draw_running_requests",
-        "draw_token_gaps", "draw_tradeoff_curves", "label_axes", "paged_kv_size_inches", "token_times_s",
-    ),
-}
-#: Where the old names are defined now, besides the modules of infer_lib.plotting.
-NEW_HOMES = (infer_lib.roofline, infer_lib.serving.analysis,
-             *(getattr(infer_lib.plotting, name) for name in infer_lib.plotting.__all__))
-
-
-@pytest.mark.parametrize("old_module", sorted(OLD_PUBLIC_NAMES))
-def test_every_public_name_of_the_old_plotting_modules_still_resolves_to_its_new_home(old_module):
-    module = importlib.import_module(old_module)
-    assert [name for name in OLD_PUBLIC_NAMES[old_module] if not hasattr(module, name)] == []
-    for name in OLD_PUBLIC_NAMES[old_module]:
-        homes = [home.__name__ for home in NEW_HOMES if getattr(home, name, None) is getattr(module, name)]
-        assert homes, f"{old_module}.{name} is not the object of that name in any of its new modules"
+# ---------------------------------------------------------------- names the pages use
 
 
 def plotting_names_used(text: str) -> set[tuple[str, str]]:
-    """(module, name) of every plotting name a chapter or notebook uses: ``plots.x``, ``from ... import x``."""
-    used = {(f"infer_lib.{module}", name)
-            for module, name in re.findall(r"\b(plots_serving|plots|plotting\.\w+)\.(\w+)", text)
+    """(module, name) of every plotting name a chapter or notebook uses: ``plotting.curves.x``, ``from ... import x``."""
+    used = {(f"infer_lib.page.plotting.{module}", name)
+            for module, name in re.findall(r"\bplotting\.(\w+)\.(\w+)", text)
             if name not in ("py", "md")}   # a file named in prose, not a name
-    for module, names in re.findall(r"from infer_lib\.(plots_serving|plots|plotting\.\w+) import \(?([\w\s,\\]+)\)?",
-                                    text):
-        used |= {(f"infer_lib.{module}", name) for name in re.findall(r"\w+", names)}
+    for module, wrapped, one_line in re.findall(
+            r"from infer_lib\.page\.plotting\.(\w+) import (?:\(([^)]*)\)|([^\n(]+))", text):
+        used |= {(f"infer_lib.page.plotting.{module}", name) for name in re.findall(r"\w+", wrapped or one_line)}
     return used
 
 
 def test_the_scan_of_plotting_names_reads_attributes_and_imports():
-    text = ('il.plots.draw_roofline(ax)\nfrom infer_lib.plots import (READABLE_RC_PARAMS, draw_layer_stack,\n'
-            '    draw_top_candidates)\nil.plotting.curves.draw_cdf(ax)\n')
+    text = ('il.plotting.roofline.draw_roofline(ax)\nfrom infer_lib.page.plotting.style import (READABLE_RC_PARAMS,\n'
+            '    label_axes)\nil.plotting.curves.draw_cdf(ax)\nfrom infer_lib.page.plotting.grids import draw_paged_kv\n'
+            'from numpy import array\n')
     assert plotting_names_used(text) == {
-        ("infer_lib.plots", "draw_roofline"), ("infer_lib.plots", "READABLE_RC_PARAMS"),
-        ("infer_lib.plots", "draw_layer_stack"), ("infer_lib.plots", "draw_top_candidates"),
-        ("infer_lib.plotting.curves", "draw_cdf"),
+        ("infer_lib.page.plotting.roofline", "draw_roofline"), ("infer_lib.page.plotting.style", "READABLE_RC_PARAMS"),
+        ("infer_lib.page.plotting.style", "label_axes"), ("infer_lib.page.plotting.curves", "draw_cdf"),
+        ("infer_lib.page.plotting.grids", "draw_paged_kv"),
     }
 
 

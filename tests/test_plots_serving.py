@@ -6,16 +6,16 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from infer_lib.hardware import get_chip
-from infer_lib.models import get_model
-from infer_lib.plotting.curves import (
+from infer_lib.inputs.hardware import get_chip
+from infer_lib.inputs.models import get_model
+from infer_lib.page.plotting.curves import (
     INTERACTIVITY_LABEL,
     THROUGHPUT_LABEL,
     draw_cdf,
     draw_frontier_chart,
     draw_tradeoff_curves,
 )
-from infer_lib.plotting.grids import (
+from infer_lib.page.plotting.grids import (
     PAGED_KV_CELL_H,
     PAGED_KV_CELL_W,
     PAGED_KV_GAP,
@@ -28,16 +28,16 @@ from infer_lib.plotting.grids import (
     draw_paged_kv,
     paged_kv_size_inches,
 )
-from infer_lib.plotting.schematics import draw_batch_weight_sharing
-from infer_lib.plotting.style import DECODE_COLOR, PREFILL_COLOR
-from infer_lib.plotting.timelines import (
+from infer_lib.page.plotting.schematics import draw_batch_weight_sharing
+from infer_lib.page.plotting.style import DECODE_COLOR, PREFILL_COLOR
+from infer_lib.page.plotting.timelines import (
     draw_batch_slots,
     draw_kv_slots_over_time,
     draw_running_requests,
     draw_token_gaps,
 )
 from infer_lib.serving import FrontierPoint, Request, SchedulerConfig, simulate
-from infer_lib.serving.analysis import batch_slot_occupancy, token_times_s
+from infer_lib.serving.results.analysis import batch_slot_occupancy, token_times_s
 
 
 def new_ax():

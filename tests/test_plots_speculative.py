@@ -1,4 +1,4 @@
-"""``infer_lib.plotting.speculative`` draws what its docstrings promise and rejects inputs that do not fit."""
+"""``infer_lib.page.plotting.speculative`` draws what its docstrings promise and rejects inputs that do not fit."""
 
 import matplotlib
 
@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from infer_lib.plotting import speculative as spec_plots
+from infer_lib.page.plotting import speculative as spec_plots
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""infer_lib.plotting.agentic draws what it is given: one bar per segment, one stacked part per share, one line per curve."""
+"""infer_lib.page.plotting.agentic draws what it is given: one bar per segment, one stacked part per share, one line per curve."""
 
 import matplotlib
 
@@ -9,7 +9,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
 
-from infer_lib.plotting import agentic  # noqa: E402
+from infer_lib.page.plotting import agentic  # noqa: E402
 
 
 @pytest.fixture

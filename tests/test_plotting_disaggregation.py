@@ -1,4 +1,4 @@
-"""infer_lib.plotting.disaggregation draws what it is given: one bar per link, one box per instance, one cell per ratio."""
+"""infer_lib.page.plotting.disaggregation draws what it is given: one bar per link, one box per instance, one cell per ratio."""
 
 import matplotlib
 
@@ -9,7 +9,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.patches import FancyBboxPatch, Rectangle  # noqa: E402
 
-from infer_lib.plotting import disaggregation  # noqa: E402
+from infer_lib.page.plotting import disaggregation  # noqa: E402
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""infer_lib.plotting.hardware_futures draws what it is given: a point per memory, a bar per part, a group per metric."""
+"""infer_lib.page.plotting.hardware_futures draws what it is given: a point per memory, a bar per part, a group per metric."""
 
 import matplotlib
 
@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.patches import FancyBboxPatch, Rectangle  # noqa: E402
 
-from infer_lib.plotting import hardware_futures  # noqa: E402
+from infer_lib.page.plotting import hardware_futures  # noqa: E402
 
 
 @pytest.fixture

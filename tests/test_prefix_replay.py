@@ -3,14 +3,14 @@
 import pytest
 
 from infer_lib.serving import Request
-from infer_lib.serving.mooncake_trace import load_mooncake_trace, mooncake_trace_path
-from infer_lib.serving.prefix_replay import (
+from infer_lib.serving.workloads.mooncake_trace import load_mooncake_trace, mooncake_trace_path
+from infer_lib.serving.kv_retention.prefix_replay import (
     hit_rate_by_capacity,
     prefix_cache_hit_rate,
     replay_prefix_cache,
     session_requests,
 )
-from infer_lib.serving.sessions import generate_sessions, timeout_hit_rate
+from infer_lib.serving.workloads.sessions import generate_sessions, timeout_hit_rate
 
 # A=[1,2,3] at 0 s, B=[1,2,4] at 1 s, C=[5] at 2 s, D=[1,2,3] at 3 s: 10 prompt blocks.
 HAND_TRACE = [(0.0, [1, 2, 3]), (1.0, [1, 2, 4]), (2.0, [5]), (3.0, [1, 2, 3])]

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from infer_lib import published
-from infer_lib.accounting import kv_cache_bytes
-from infer_lib.models import get_model
-from infer_lib.published import DataPoint, all_data_points
+from infer_lib.inputs import published
+from infer_lib.counting.accounting import kv_cache_bytes
+from infer_lib.inputs.models import get_model
+from infer_lib.inputs.published import DataPoint, all_data_points
 
 REFERENCES = Path(__file__).resolve().parents[1] / "book" / "references.bib"
 
-# (name in infer_lib.published, value as the source writes it, unit, bibliography key)
+# (name in infer_lib.inputs.published, value as the source writes it, unit, bibliography key)
 AS_PUBLISHED = [
     # The podcast (course brief, seed numbers).
     ("PODCAST_TOKEN_GROWTH_CLAIM", 50, "x", "hyperaccelpodcast"),              # "monthly token volume x50 in 12 months"

@@ -131,11 +131,17 @@ def built_chapters() -> list[Path]:
 
 
 def test_walk_finds_the_modules_the_package_docstring_lists() -> None:
-    # Independent route: the package's own docstring names its modules; the walk must find them all.
-    listed = re.findall(r"^- ``(\w+)``", infer_lib.__doc__ or "", flags=re.MULTILINE)
-    assert len(listed) >= 10
-    assert {f"infer_lib.{name}" for name in listed} <= set(infer_lib_modules())
-    assert "infer_lib.serving.scheduler" in infer_lib_modules()
+    # Independent route: the package's docstring names its layers and each layer's docstring its modules;
+    # the walk must find them all.
+    layers = re.findall(r"^- ``(\w+)``", infer_lib.__doc__ or "", flags=re.MULTILINE)
+    assert len(layers) >= 6
+    listed = {f"infer_lib.{layer}" for layer in layers}
+    for layer in layers:
+        doc = importlib.import_module(f"infer_lib.{layer}").__doc__ or ""
+        listed |= {f"infer_lib.{layer}.{name}" for name in re.findall(r"^- ``(\w+)``", doc, flags=re.MULTILINE)}
+    assert len(listed) >= 40
+    assert listed <= set(infer_lib_modules())
+    assert "infer_lib.serving.simulator.scheduler" in infer_lib_modules()
 
 
 @pytest.mark.parametrize("module", infer_lib_modules())
@@ -249,7 +255,7 @@ class _DescriptionParser(HTMLParser):
 
 
 def test_summary_words_read_roles_and_literals() -> None:
-    docstring = "Bytes of :class:`~infer_lib.models.ModelConfig` weights for ``dtype``'s 3 * D * F.\n\nMore."
+    docstring = "Bytes of :class:`~infer_lib.inputs.models.ModelConfig` weights for ``dtype``'s 3 * D * F.\n\nMore."
     assert summary_words(docstring) == "Bytes of ModelConfig weights for dtype s 3 D F"
     assert summary_words(docstring) in words("Bytes of ModelConfig weights for dtype\u2019s 3 * D * F. More.")
 

@@ -6,10 +6,10 @@ from dataclasses import dataclass, replace
 import pytest
 
 from infer_lib import get_chip, get_model
-from infer_lib.serving.cost_model import StepCostModel
-from infer_lib.serving.kv_tiers import KVTier
-from infer_lib.serving.retention import LRU, FixedTTL, KeepAll, PredictedReturn, replay_retention
-from infer_lib.serving.return_predictor import ReturnPredictor
+from infer_lib.serving.simulator.cost_model import StepCostModel
+from infer_lib.serving.kv_retention.kv_tiers import KVTier
+from infer_lib.serving.kv_retention.retention import LRU, FixedTTL, KeepAll, PredictedReturn, replay_retention
+from infer_lib.serving.kv_retention.return_predictor import ReturnPredictor
 
 MODEL = get_model("Llama 3.1 8B")  # 131,072 KV bytes per token
 CHIP = get_chip("H100 SXM")

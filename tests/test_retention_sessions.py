@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from infer_lib import get_chip, get_model
-from infer_lib.serving.kv_tiers import tier_catalogue
-from infer_lib.serving.retention import FixedTTL, KeepAll, PredictedReturn, replay_retention
-from infer_lib.serving.return_predictor import (
+from infer_lib.serving.kv_retention.kv_tiers import tier_catalogue
+from infer_lib.serving.kv_retention.retention import FixedTTL, KeepAll, PredictedReturn, replay_retention
+from infer_lib.serving.kv_retention.return_predictor import (
     FEATURE_NAMES,
     fit_return_predictor,
     precision_recall,
@@ -17,7 +17,7 @@ from infer_lib.serving.return_predictor import (
     score_predictor,
     step_histories,
 )
-from infer_lib.serving.sessions import all_steps, generate_sessions, timeout_hit_rate
+from infer_lib.serving.workloads.sessions import all_steps, generate_sessions, timeout_hit_rate
 
 MODEL = get_model("Llama 3.1 8B")
 CHIP = get_chip("H100 SXM")

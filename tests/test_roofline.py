@@ -3,10 +3,10 @@
 import pytest
 
 import infer_lib as il
-from infer_lib.costs import decode_operations
-from infer_lib.hardware import CHIPS, Chip, get_chip
-from infer_lib.models import MODELS, get_model
-from infer_lib.roofline import (
+from infer_lib.counting.costs import decode_operations
+from infer_lib.inputs.hardware import CHIPS, Chip, get_chip
+from infer_lib.inputs.models import MODELS, get_model
+from infer_lib.counting.roofline import (
     attainable_flops_per_s,
     compute_time_s,
     critical_batch_size,

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from infer_lib.sampling import greedy, sample
+from infer_lib.numpy_model.sampling import greedy, sample
 
 
 def softmax_reference(logits: list[float], temperature: float) -> list[float]:

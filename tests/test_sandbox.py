@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from infer_lib.models import get_model
+from infer_lib.inputs.models import get_model
 from infer_lib.serving import Request
 
 from autograde.checking.registry import student_module_files, student_module_names

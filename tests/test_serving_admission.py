@@ -10,10 +10,10 @@ their admission.
 
 import pytest
 
-from infer_lib.hardware import get_chip
-from infer_lib.models import get_model
+from infer_lib.inputs.hardware import get_chip
+from infer_lib.inputs.models import get_model
 from infer_lib.serving import BlockManager, CacheConfig, Request, SchedulerConfig, make_requests, simulate
-from infer_lib.serving.workload import fixed_lengths, lognormal_lengths
+from infer_lib.serving.workloads.workload import fixed_lengths, lognormal_lengths
 
 MODEL = get_model("Llama 3.1 8B")
 CHIP = get_chip("H100 SXM")
@@ -45,7 +45,7 @@ def test_no_request_is_preempted_on_the_step_after_its_admission(batching, answe
 
 def test_the_churn_returns_without_the_admission_test():
     """The detector above does see the churn: with the old rule (admit if the first chunk fits) it finds it."""
-    from infer_lib.serving import scheduler as scheduler_module
+    from infer_lib.serving.simulator import scheduler as scheduler_module
 
     requests = make_requests(64, 64.0, 1000, fixed_lengths(2048), seed=5, max_tokens=2048)
     original = BlockManager.free_blocks_after

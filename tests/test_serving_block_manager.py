@@ -4,8 +4,8 @@ import random
 
 import pytest
 
-from infer_lib.hardware import get_chip
-from infer_lib.models import get_model
+from infer_lib.inputs.hardware import get_chip
+from infer_lib.inputs.models import get_model
 from infer_lib.serving import AllocStatus, BlockManager, ContiguousReservation, block_hashes, num_kv_blocks
 
 

@@ -1,12 +1,12 @@
-"""The simulator's closed-form step time against the operation-by-operation roofline of infer_lib.costs.
+"""The simulator's closed-form step time against the operation-by-operation roofline of infer_lib.counting.costs.
 
-For a mixed batch the reference is built from ``infer_lib.costs.step_operations`` as a
+For a mixed batch the reference is built from ``infer_lib.counting.costs.step_operations`` as a
 serving step works: the weights are read once for the step's T tokens (one
 ``step_operations(model, 1, T, 0)`` call, weights only), and each request adds its own
 FLOPs and KV bytes (one ``step_operations(model, 1, s, c)`` call each, weights left
 out); a request that samples no token (a prefill chunk before the last) has no LM head
 FLOPs, and a step in which nobody samples reads no LM head weights. The roofline of
-the whole list is ``infer_lib.roofline.estimate_step``.
+the whole list is ``infer_lib.counting.roofline.estimate_step``.
 """
 
 import random
@@ -14,10 +14,10 @@ from dataclasses import replace
 
 import pytest
 
-from infer_lib.costs import Operation, step_operations
-from infer_lib.hardware import get_chip
-from infer_lib.models import from_hf_config, get_model
-from infer_lib.roofline import estimate_step
+from infer_lib.counting.costs import Operation, step_operations
+from infer_lib.inputs.hardware import get_chip
+from infer_lib.inputs.models import from_hf_config, get_model
+from infer_lib.counting.roofline import estimate_step
 from infer_lib.serving import StepCostModel
 
 LLAMA2_7B_SHAPED = from_hf_config({

@@ -9,9 +9,9 @@ from dataclasses import replace
 
 import pytest
 
-from infer_lib import published
-from infer_lib.hardware import get_chip
-from infer_lib.models import get_model
+from infer_lib.inputs import published
+from infer_lib.inputs.hardware import get_chip
+from infer_lib.inputs.models import get_model
 from infer_lib.serving import (
     A100_KERNELS,
     A100_KERNELS_VLLM_V0_OVERHEAD,
@@ -112,9 +112,9 @@ def test_efficiency_must_be_an_efficiency():
 
 
 def test_speculative_draft_gets_the_same_shares_and_one_overhead():
-    from infer_lib.serving.speculation import Speculator
+    from infer_lib.serving.simulator.speculation import Speculator
     from infer_lib.serving import CacheConfig, SpeculationConfig
-    from infer_lib.speculative_cost import early_exit_draft
+    from infer_lib.speculation.speculative_cost import early_exit_draft
 
     efficiency = replace(A100_KERNELS, step_overhead_s=0.001)
     target = StepCostModel(MODEL, CHIP, efficiency=efficiency)

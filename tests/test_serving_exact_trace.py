@@ -14,8 +14,8 @@ its few hundred bytes tenths of a second, so each step lasts bytes / 1000 s.
 
 import pytest
 
-from infer_lib.hardware import Chip
-from infer_lib.models import ModelConfig
+from infer_lib.inputs.hardware import Chip
+from infer_lib.inputs.models import ModelConfig
 from infer_lib.serving import CacheConfig, Request, SchedulerConfig, simulate
 
 TINY = ModelConfig(name="tiny", num_layers=1, d_model=4, num_heads=1, num_kv_heads=1, head_dim=4, ffn_dim=4,

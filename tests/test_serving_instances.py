@@ -12,8 +12,8 @@ import random
 
 import pytest
 
-from infer_lib.hardware import get_chip
-from infer_lib.models import get_model
+from infer_lib.inputs.hardware import get_chip
+from infer_lib.inputs.models import get_model
 from infer_lib.serving import (
     CacheConfig,
     Instance,
@@ -26,7 +26,7 @@ from infer_lib.serving import (
     simulate,
     simulate_instances,
 )
-from infer_lib.serving.event_loop import EventLoop
+from infer_lib.serving.simulator.event_loop import EventLoop
 
 LLAMA_8B = get_model("Llama 3.1 8B")
 H100 = get_chip("H100 SXM")

@@ -7,8 +7,8 @@ import random
 import numpy as np
 import pytest
 
-from infer_lib.hardware import get_chip
-from infer_lib.models import get_model
+from infer_lib.inputs.hardware import get_chip
+from infer_lib.inputs.models import get_model
 from infer_lib.serving import (
     SLO,
     FrontierPoint,
@@ -22,8 +22,8 @@ from infer_lib.serving import (
     simulate,
     sweep,
 )
-from infer_lib.serving.metrics import weighted_percentile
-from infer_lib.serving.progress import ProgressBar
+from infer_lib.serving.results.metrics import weighted_percentile
+from infer_lib.serving.simulator.progress import ProgressBar
 
 
 def test_percentile_matches_numpy_inverted_cdf():

@@ -20,8 +20,8 @@ import random
 
 import pytest
 
-from infer_lib.hardware import Chip, get_chip
-from infer_lib.models import ModelConfig, get_model
+from infer_lib.inputs.hardware import Chip, get_chip
+from infer_lib.inputs.models import ModelConfig, get_model
 from infer_lib.serving import (
     FCFS,
     CacheConfig,

@@ -2,9 +2,9 @@
 
 import pytest
 
-from infer_lib.hardware import get_chip
-from infer_lib.models import get_model
-from infer_lib.roofline import prefill_time_s
+from infer_lib.inputs.hardware import get_chip
+from infer_lib.inputs.models import get_model
+from infer_lib.counting.roofline import prefill_time_s
 from infer_lib.serving import (
     FCFS,
     CacheConfig,
@@ -186,5 +186,5 @@ def test_idle_gaps_and_simultaneous_arrivals():
     result = simulate(requests, MODEL, CHIP, SchedulerConfig(batching="continuous"), record_steps=True)
     assert result.steps[0].chunks == ((0, 100), (1, 100), (2, 100))
     assert result.records[3].first_scheduled_at_s == 100.0
-    # Alone, its first token takes one prefill of 100 tokens (infer_lib.roofline's bound).
+    # Alone, its first token takes one prefill of 100 tokens (infer_lib.counting.roofline's bound).
     assert result.records[3].ttft_s == pytest.approx(prefill_time_s(MODEL, CHIP, 100), rel=1e-9)

@@ -1,4 +1,4 @@
-"""Speculative decoding in the serving simulator (infer_lib.serving.speculation).
+"""Speculative decoding in the serving simulator (infer_lib.serving.simulator.speculation).
 
 The reference for a step's time is worked out here from Llama 3.1 8B's dimensions and
 the H100's datasheet numbers (FLOPs and bytes by hand), not from the simulator's cost
@@ -10,19 +10,18 @@ import math
 
 import pytest
 
-from infer_lib.hardware import get_chip
-from infer_lib.models import get_model
+from infer_lib.inputs.hardware import get_chip
+from infer_lib.inputs.models import get_model
 from infer_lib.serving import CacheConfig, Instance, Request, RoundRobin, SchedulerConfig, make_requests, simulate
 from infer_lib.serving import simulate_instances
-from infer_lib.serving.config import SpeculationConfig
-from infer_lib.serving.speculation import (
+from infer_lib.serving.simulator.config import SpeculationConfig
+from infer_lib.serving.simulator.speculation import (
     Speculator,
     roofline_max_batch_size,
     speculative_num_kv_blocks,
-    speedup_by_batch_size,
-    tpot_by_request_rate,
 )
-from infer_lib.speculative_cost import early_exit_draft, speculative_step
+from infer_lib.serving.results.speculation_runs import speedup_by_batch_size, tpot_by_request_rate
+from infer_lib.speculation.speculative_cost import early_exit_draft, speculative_step
 
 MODEL = get_model("Llama 3.1 8B")
 CHIP = get_chip("H100 SXM")

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from infer_lib.hardware import get_chip
-from infer_lib.models import get_model
+from infer_lib.inputs.hardware import get_chip
+from infer_lib.inputs.models import get_model
 from infer_lib.serving import Request, azure_trace_path, load_azure_trace, simulate
-from infer_lib.serving.azure_trace import AZURE_TRACE_DIR
+from infer_lib.serving.workloads.azure_trace import AZURE_TRACE_DIR
 
 SERVICES = ("code", "conversation")
 

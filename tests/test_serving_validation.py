@@ -18,8 +18,8 @@ Llama 2 7B and 13B (from their published dimensions, through from_hf_config).
 
 import pytest
 
-from infer_lib.hardware import get_chip
-from infer_lib.models import from_hf_config
+from infer_lib.inputs.hardware import get_chip
+from infer_lib.inputs.models import from_hf_config
 from infer_lib.serving import (
     CacheConfig,
     PrefillFirst,

@@ -16,7 +16,7 @@ from infer_lib.serving import (
     uniform_lengths,
     workload_requests,
 )
-from infer_lib.serving.workload import bursty_arrival_times_s, poisson_arrival_times_s
+from infer_lib.serving.workloads.workload import bursty_arrival_times_s, poisson_arrival_times_s
 
 
 def gaps(times):

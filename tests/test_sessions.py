@@ -17,7 +17,7 @@ import dataclasses
 
 import pytest
 
-from infer_lib.serving.sessions import (
+from infer_lib.serving.workloads.sessions import (
     TRACELAB_PUBLISHED,
     TRACELAB_TIMEOUT_HIT_RATES,
     AgentRequest,

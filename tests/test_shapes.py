@@ -2,8 +2,8 @@
 
 import pytest
 
-from infer_lib.models import get_model
-from infer_lib.shapes import step_shapes
+from infer_lib.inputs.models import get_model
+from infer_lib.counting.shapes import step_shapes
 
 
 def test_prefill_and_decode_shapes_of_llama_70b():

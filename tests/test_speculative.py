@@ -28,8 +28,8 @@ import math
 import numpy as np
 import pytest
 
-from infer_lib import speculative
-from infer_lib.speculative import (
+from infer_lib.speculation import speculative
+from infer_lib.speculation.speculative import (
     acceptance_rate,
     adaptive_gamma,
     best_gamma,

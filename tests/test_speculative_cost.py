@@ -14,12 +14,12 @@ import math
 
 import pytest
 
-from infer_lib.costs import step_operations
-from infer_lib.hardware import CHIPS, get_chip
-from infer_lib.models import MODELS, from_hf_config, get_model
-from infer_lib.roofline import critical_batch_size, decode_step_time_s, decode_weight_bytes, estimate_step
-from infer_lib.speculative import expected_speedup, expected_tokens_per_step
-from infer_lib.speculative_cost import (
+from infer_lib.counting.costs import step_operations
+from infer_lib.inputs.hardware import CHIPS, get_chip
+from infer_lib.inputs.models import MODELS, from_hf_config, get_model
+from infer_lib.counting.roofline import critical_batch_size, decode_step_time_s, decode_weight_bytes, estimate_step
+from infer_lib.speculation.speculative import expected_speedup, expected_tokens_per_step
+from infer_lib.speculation.speculative_cost import (
     cutoff_batch_estimate,
     draft_cost_ratio,
     draft_steps,

@@ -20,7 +20,7 @@ CHECKOUT = Path(infer_lib.__file__).resolve().parents[1]
 
 
 def test_the_course_checkout_is_where_the_notebook_sees_it():
-    assert as_student_paths(f"{CHECKOUT}/infer_lib/serving/scheduler.py") == "../../infer_lib/serving/scheduler.py"
+    assert as_student_paths(f"{CHECKOUT}/infer_lib/serving/simulator/scheduler.py") == "../../infer_lib/serving/simulator/scheduler.py"
     assert as_student_paths(f"File {CHECKOUT}/autograde/checks.py, line 3") == "File ../../autograde/checks.py, line 3"
 
 

@@ -108,9 +108,9 @@ def test_a_dropdown_answer_is_folded_and_other_admonitions_stay_open() -> None:
 
 
 def test_a_listing_is_inlined_as_fenced_code() -> None:
-    text = "The function:\n\n```{literalinclude} ../infer_lib/roofline.py\n:pyobject: ridge\n:language: python\n```\nAfter."
+    text = "The function:\n\n```{literalinclude} ../infer_lib/counting/roofline.py\n:pyobject: ridge\n:language: python\n```\nAfter."
     assert nm.plain_markdown(text, LINKS) == (
-        "The function:\n\n```python\ndef ridge():\n    return '../infer_lib/roofline.py'\n```\nAfter.")
+        "The function:\n\n```python\ndef ridge():\n    return '../infer_lib/counting/roofline.py'\n```\nAfter.")
 
 
 def test_a_listing_holding_a_fence_gets_a_longer_one() -> None:
@@ -134,7 +134,7 @@ def test_take_away_cells_fold_hidden_cells_and_need_no_myst_nb() -> None:
     cells = nm.take_away_cells(notebook, LINKS)["cells"]
     assert json.dumps(notebook) == before, "the executed notebook must not change"
     assert cells[0]["source"] == "Gain: 4.8"
-    assert cells[1]["source"] == "import numpy as np\nfrom infer_lib.glue import glue\nglue('ratio', 4.789, display=False)"
+    assert cells[1]["source"] == "import numpy as np\nfrom infer_lib.page.glue import glue\nglue('ratio', 4.789, display=False)"
     assert cells[1]["metadata"]["jupyter"] == {"outputs_hidden": True, "source_hidden": True}
     assert cells[2]["metadata"]["jupyter"] == {"source_hidden": True}
     assert "jupyter" not in cells[3]["metadata"]
@@ -226,7 +226,7 @@ def test_a_downloaded_chapter_runs_the_built_code_without_myst_nb_with_hidden_ce
         if cell["cell_type"] != "code":
             continue
         code = cell_source(cell)
-        assert code == cell_source(built).replace("from myst_nb import glue", "from infer_lib.glue import glue")
+        assert code == cell_source(built).replace("from myst_nb import glue", "from infer_lib.page.glue import glue")
         python = TransformerManager().transform_cell(code)  # %config and %pip as the Python IPython runs
         imported = [node for node in ast.walk(ast.parse(python)) if isinstance(node, ast.Import | ast.ImportFrom)]
         names = {alias.name for node in imported for alias in node.names} | {

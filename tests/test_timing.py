@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from infer_lib.timing import (
+from infer_lib.numpy_model.timing import (
     AffineFit,
     LatencyModel,
     fit_affine,
@@ -15,7 +15,7 @@ from infer_lib.timing import (
     measure_decode_step_s,
     measure_prefill_s,
 )
-from infer_lib.transformer import load_tiny_model
+from infer_lib.numpy_model.transformer import load_tiny_model
 
 
 def test_measurements_are_positive_floats() -> None:

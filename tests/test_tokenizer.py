@@ -7,7 +7,7 @@ from importlib import resources
 
 import pytest
 
-from infer_lib.tokenizer import EOS_TOKEN, Tokenizer, load_tokenizer, split_words
+from infer_lib.numpy_model.tokenizer import EOS_TOKEN, Tokenizer, load_tokenizer, split_words
 
 
 def corpus_lines() -> list[str]:

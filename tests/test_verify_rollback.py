@@ -17,15 +17,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from infer_lib.attention import (
+from infer_lib.numpy_model.attention import (
     AttentionConfig,
     GroupedQueryAttention,
     SlidingWindowAttention,
     random_attention_weights,
 )
-from infer_lib.cache import DenseKVCache, KVCache, LatentKVCache, SlidingWindowKVCache
-from infer_lib.mla import MLAConfig, MultiHeadLatentAttention, random_mla_weights
-from infer_lib.transformer import Transformer, TransformerConfig, load_tiny_model, random_transformer
+from infer_lib.numpy_model.cache import DenseKVCache, KVCache, LatentKVCache, SlidingWindowKVCache
+from infer_lib.numpy_model.mla import MLAConfig, MultiHeadLatentAttention, random_mla_weights
+from infer_lib.numpy_model.transformer import Transformer, TransformerConfig, load_tiny_model, random_transformer
 
 FLOAT64 = dict(rtol=1e-9, atol=1e-11)
 FLOAT32_EPS = float(np.finfo(np.float32).eps)

@@ -1,4 +1,4 @@
-"""Tests of infer_lib.widgets: frames, links that work without a kernel, and clear errors."""
+"""Tests of infer_lib.page.widgets: frames, links that work without a kernel, and clear errors."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from PIL import Image
 
-from infer_lib.plots import label_axes
-from infer_lib.widgets import (
+from infer_lib.page.plotting.style import label_axes
+from infer_lib.page.widgets import (
     CONTAINER_CSS_CLASS,
     MAX_FRAMES,
     PIXEL_RATIO,
@@ -20,8 +20,8 @@ from infer_lib.widgets import (
     frames_grid_sliders,
     frames_slider,
     live_positions,
-    render_frame_png,
 )
+from infer_lib.page.images import render_frame_png
 
 
 def draw_line(ax: Axes, slope: float) -> None:

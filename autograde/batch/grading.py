@@ -18,7 +18,7 @@ from autograde.batch.duplicates import flag_copies
 from autograde.batch.integrity import suspicious_code
 from autograde.batch.submissions import LayoutError, StudentFolder, read_submissions
 from autograde.checking.hidden_secret import expected_values
-from autograde.checking.registry import manifests
+from autograde.checking.catalogue import manifests
 from autograde.nbgrader_glue import autograde_step, gradebook
 from autograde.nbgrader_glue.autograde_step import StepSettings
 from autograde.nbgrader_glue.commands import failure_reason, run_nbgrader

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from autograde.checking.expected import dump_expected, load_expected
-from autograde.checking.registry import manifest_of
+from autograde.checking.catalogue import manifest_of
 
 SECRET_ENV = "AUTOGRADE_HIDDEN_SECRET"
 """Environment variable holding the instructor's secret itself."""

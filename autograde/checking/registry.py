@@ -1,45 +1,23 @@
-"""Every exercise's manifest, found in its folder, and every named check they declare.
+"""Every named check the exercises' manifests declare, and what a grading sandbox may see of the exercises.
 
-An exercise is known by having ``autograde/exercises/<name>/manifest.py``;
-nothing else lists the exercises. Each test cell of a manifest gives two
+The manifests themselves are found by :mod:`autograde.checking.catalogue`. Each test cell of a manifest gives two
 named checks, ``<cell>`` (visible cases) and ``<cell>_hidden`` (hidden cases),
 both running the cell's one check function.
 """
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from autograde.checking.manifest import EXERCISES_DIR, EXERCISES_PACKAGE, ExerciseManifest, TestCell
+from autograde.checking.catalogue import manifests
+from autograde.checking.hidden_secret import expected_values
+from autograde.checking.manifest import EXERCISES_DIR, TestCell
 
 RELEASED_ALIASES = {"simulated": "autograde.exercises.ex01_prefill_decode.simulated"}
 """Public names that released notebooks import (``autograde.simulated``) -> the student module they stand for."""
-
-
-@cache
-def manifests() -> tuple[ExerciseManifest, ...]:
-    """The manifest of every folder of ``autograde/exercises/``, in name order."""
-    found = []
-    for folder in sorted(EXERCISES_DIR.iterdir()):
-        if not (folder / "manifest.py").is_file():
-            continue
-        manifest = importlib.import_module(f"{EXERCISES_PACKAGE}.{folder.name}.manifest").MANIFEST
-        if not isinstance(manifest, ExerciseManifest) or manifest.name != folder.name:
-            raise ValueError(f"{folder}/manifest.py must define MANIFEST = ExerciseManifest(name={folder.name!r}, ...)")
-        found.append(manifest)
-    return tuple(found)
-
-
-def manifest_of(exercise: str) -> ExerciseManifest:
-    """The manifest of ``exercise``; KeyError naming the known ones if there is none."""
-    for manifest in manifests():
-        if manifest.name == exercise:
-            return manifest
-    raise KeyError(f"no exercise {exercise!r}; known: {', '.join(m.name for m in manifests())}")
 
 
 @dataclass(frozen=True)
@@ -58,8 +36,6 @@ class NamedCheck:
         """
         __tracebackhide__ = True  # noqa: F841 -- IPython hides this frame from students
         # Loaded (or computed) before the student's code runs, and a fresh copy for every check.
-        from autograde.checking.hidden_secret import expected_values
-
         expected = expected_values(self.exercise, secret if self.hidden else None, course_root)
         self.cell.check(answer, expected, self.hidden)
 

@@ -10,7 +10,7 @@ student would see it from their notebook, ``exercises/<name>/<name>.ipynb``
 in their copy of the course:
 
 - the course checkout that holds the packages -> ``../..`` (so
-  ``../../infer_lib/serving/scheduler.py``, ``../../autograde/checks.py``,
+  ``../../infer_lib/serving/simulator/scheduler.py``, ``../../autograde/checks.py``,
   ``../../.venv/lib/...`` where the environment lives in the checkout);
 - a Python environment elsewhere -> ``<python>``;
 - the sandbox's working folder (``/scratch``, the process backend's

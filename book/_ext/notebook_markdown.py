@@ -38,7 +38,7 @@ HIDDEN_PARTS = {
     "hide-output": ("outputs",),
 }
 MYST_NB_GLUE_IMPORT = "from myst_nb import glue"
-COURSE_GLUE_IMPORT = "from infer_lib.glue import glue"
+COURSE_GLUE_IMPORT = "from infer_lib.page.glue import glue"
 
 ROLE = re.compile(r"\{(?P<name>[a-z][\w:-]*)\}`(?P<content>[^`]+)`")
 DIRECTIVE_OPEN = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|:{3,})\{(?P<name>[\w:-]+)\}[ \t]*(?P<argument>.*)$")

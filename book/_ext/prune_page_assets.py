@@ -11,8 +11,8 @@
   build each is re-encoded with at most ``FIGURE_PALETTE_COLORS`` colours (median cut,
   no dithering: flat plot colours stay exact), which is kept only when smaller; plots
   lose nothing visible and shrink about threefold. The slider frames get their palette when
-  drawn (``infer_lib.images``). Each figure is then also written as a lossless
-  WebP with ``infer_lib.images.lossless_webp`` (the same pixels, about a third
+  drawn (``infer_lib.page.images``). Each figure is then also written as a lossless
+  WebP with ``infer_lib.page.images.lossless_webp`` (the same pixels, about a third
   smaller) and the pages point at it when it is smaller.
 - The theme puts Sphinx's search scripts and the whole search index on every page for its
   search-as-you-type box; with that box off (the book's setting) only the search page uses
@@ -37,8 +37,8 @@ from PIL import Image
 from sphinx.application import Sphinx
 from sphinx.util import logging
 
-from infer_lib.figure_text import read_text_size, stamp_text_size
-from infer_lib.images import lossless_webp
+from infer_lib.page.figure_text import read_text_size, stamp_text_size
+from infer_lib.page.images import lossless_webp
 
 logger = logging.getLogger(__name__)
 
@@ -133,7 +133,7 @@ def _prune_pages(app: Sphinx, exception: Exception | None) -> None:
 def reduce_png_palette(png: bytes, colors: int = FIGURE_PALETTE_COLORS) -> bytes:
     """Return ``png`` re-encoded with at most ``colors`` colours, or unchanged when that is not smaller.
 
-    The size of the figure's smallest text stamped in ``png`` (``infer_lib.figure_text``) is kept.
+    The size of the figure's smallest text stamped in ``png`` (``infer_lib.page.figure_text``) is kept.
     """
     with Image.open(io.BytesIO(png)) as image:
         if image.mode == "P":

@@ -121,7 +121,7 @@ def chapter_title(markdown: str) -> str:
 
 def exercise_tasks(exercise: str) -> dict[str, float]:
     """The functions or classes ``exercise`` asks for, in task order, with the points of each (from its manifest)."""
-    from autograde.checking.registry import manifest_of
+    from autograde.checking.catalogue import manifest_of
 
     tasks: dict[str, float] = {}
     for cell in manifest_of(exercise).test_cells:
@@ -167,7 +167,7 @@ class ChapterTime:
 
 def chapter_times(root: Path) -> list[ChapterTime]:
     """One :class:`ChapterTime` per ``chapters/NN_*.md`` under ``root``, in chapter order."""
-    from autograde.checking.registry import manifest_of, manifests
+    from autograde.checking.catalogue import manifest_of, manifests
 
     exercises = {manifest.name[2:4]: manifest.name for manifest in manifests()}
     times = []

@@ -40,7 +40,7 @@ from notebook_markdown import PageLinks, take_away_cells
 LOGGER = logging.getLogger(__name__)
 INSTALL_CELL_TAG = "install-course-library"
 LAUNCH_FOLDER = "notebooks"
-#: Packages a chapter needs besides the course library: none (its glue comes from ``infer_lib.glue``).
+#: Packages a chapter needs besides the course library: none (its glue comes from ``infer_lib.page.glue``).
 CHAPTER_EXTRA_PACKAGES: tuple[str, ...] = ()
 UI_PREFIXES = {"classic": "tree", "jupyterlab": "lab/tree"}
 

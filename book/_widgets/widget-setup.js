@@ -47,7 +47,7 @@
   }
   function nameAll() {
     document.querySelectorAll(".noUi-handle").forEach(nameHandle);
-    // Image widgets have no alt text. A frames widget (infer_lib.widgets) shows one frame at a
+    // Image widgets have no alt text. A frames widget (infer_lib.page.widgets) shows one frame at a
     // time, the one its sliders select, so the shown figure is named by the sliders' readouts:
     // "figure at batch size 8".
     document.querySelectorAll(".infer-frames").forEach(function (container) {

@@ -1,57 +1,35 @@
 """A discrete-event simulator of an LLM serving engine, in vLLM's words, timed by the course's roofline.
 
-Modules, each one concept:
+Four subpackages, one role each (every module is one concept):
 
-- ``workload``      -- arrivals (Poisson, bursty) and token-length distributions, seeded
-- ``trace_csv``     -- traces to and from CSV (Vidur's columns)
-- ``azure_trace``   -- the Azure LLM inference traces 2023 (code, conversation), shipped and read as published
-- ``request``       -- ``Request`` and its life cycle (``RequestStatus``)
-- ``block_manager`` -- paged KV blocks, block tables, ref counts, prefix caching
-- ``reservation``   -- the contiguous worst-case reservation it replaces
-- ``policies``      -- FCFS, ShortestPromptFirst; DecodeFirst, PrefillFirst
-- ``config``        -- ``SchedulerConfig`` and ``CacheConfig``
-- ``scheduler``     -- admission, preemption and each step's batch
-- ``decode_rounds`` -- the decoding requests as sums, one decode round at a time
-- ``cost_model``    -- a step's time on the roofline, in closed form
-- ``instance``      -- one replica: scheduler, KV cache and cost model; starts and finishes its steps
-- ``router``        -- which instance an arriving request goes to: RoundRobin, LeastLoaded, LeastOutstandingTokens
-- ``event_loop``    -- one clock for several instances: arrivals routed, each step's end to its instance
-- ``engine``        -- ``simulate`` (one instance or replicas) and ``simulate_instances`` (several behind a router)
-- ``disaggregated`` -- ``simulate_disaggregated``: a prefill pool and a decode pool, the KV sent over a link
-- ``goodput``       -- the highest request rate a fleet serves within an SLO, per GPU, found by a search
-- ``metrics``       -- TTFT, TPOT, TBT, throughput, goodput, KV waste
-- ``frontier``      -- interactivity vs throughput points, Pareto frontier, SLO line
-- ``analysis``      -- a run's step log read back: batch slots per step, a request's token times
-- ``efficiency``    -- achieved shares of peak FLOP/s and bandwidth and a per-step overhead (default: the bound)
-- ``speculation``   -- speculative decoding in a step: draft and verify on the roofline, lookahead slots, cut-off
-- ``kv_tiers``      -- HBM, host DRAM, SSD, flash as KV tiers; recompute against reload and their break-even
-- ``kv_offload``    -- a lower tier in the simulator: prefix blocks evicted from HBM, reloaded instead of recomputed
-- ``return_predictor`` -- what a server knows when a step ends; a classifier of whether the session returns soon
-- ``retention``     -- retention policies (keep all, TTL, LRU, predicted return) replayed over agent steps
-- ``sessions``      -- coding-agent sessions (session > request > step), generated and fitted to TraceLab
-- ``mooncake_trace`` -- Mooncake's FAST'25 traces (conversation, synthetic), shipped, with their 512-token prefix blocks
-- ``prefix_replay`` -- prefix-cache hit rate by capacity (LRU, TTL), replayed without the engine
+- ``simulator``    -- the engine: requests, blocks, scheduler, step cost, instances, router, event loop
+- ``workloads``    -- the traffic it reads: synthetic workloads, the Azure and Mooncake traces, agent sessions
+- ``kv_retention`` -- the KV-retention lab that runs without the engine: tiers, retention, prefix replay
+- ``results``      -- what reads a run back: metrics, frontiers, goodput, step logs
+
+The names most pages use are importable from here (``il.serving.simulate``).
 
 Introduced in ch-batching and ch-serving-engines; disaggregation in ch-disaggregation; agent sessions,
 Mooncake's traces and the prefix replay in ch-agentic-workloads.
 """
 
-from infer_lib.serving.analysis import batch_slot_occupancy, token_times_s
-from infer_lib.serving.azure_trace import azure_trace_path, load_azure_trace
-from infer_lib.serving.block_manager import DEFAULT_BLOCK_SIZE, AllocStatus, BlockManager, block_hashes, num_kv_blocks
-from infer_lib.serving.config import CacheConfig, SchedulerConfig, SpeculationConfig
-from infer_lib.serving.cost_model import StepCostModel
-from infer_lib.serving.disaggregated import DisaggregatedResult, Transfer, handoff_time_s, simulate_disaggregated
-from infer_lib.serving.efficiency import (
+from infer_lib.serving.results.analysis import batch_slot_occupancy, token_times_s
+from infer_lib.serving.workloads.azure_trace import azure_trace_path, load_azure_trace
+from infer_lib.serving.simulator.block_manager import DEFAULT_BLOCK_SIZE, AllocStatus, BlockManager, block_hashes, num_kv_blocks
+from infer_lib.serving.simulator.config import CacheConfig, SchedulerConfig, SpeculationConfig
+from infer_lib.serving.simulator.cost_model import StepCostModel
+from infer_lib.serving.simulator.disaggregated import DisaggregatedResult, Transfer, handoff_time_s, simulate_disaggregated
+from infer_lib.serving.simulator.efficiency import (
     A100_KERNELS,
     A100_KERNELS_VLLM_V0_OVERHEAD,
     EFFICIENCY_PRESETS,
     ROOFLINE,
     Efficiency,
 )
-from infer_lib.serving.engine import EventQueue, MultiInstanceResult, SimulationResult, simulate, simulate_instances
-from infer_lib.serving.frontier import FrontierPoint, best_throughput_at_slo, pareto_frontier, sweep
-from infer_lib.serving.goodput import (
+from infer_lib.serving.simulator.engine import EventQueue, MultiInstanceResult, SimulationResult, simulate, simulate_instances
+from infer_lib.serving.results.frontier import FrontierPoint, best_throughput_at_slo, pareto_frontier, sweep
+from infer_lib.serving.results.speculation_runs import LoadCurve, SpeedupCurve, speedup_by_batch_size, tpot_by_request_rate
+from infer_lib.serving.results.goodput import (
     GoodputPoint,
     fleets_of,
     goodput_by_fleet,
@@ -59,9 +37,9 @@ from infer_lib.serving.goodput import (
     rescale_arrivals,
     slo_attainment,
 )
-from infer_lib.serving.instance import Instance
-from infer_lib.serving.kv_offload import TierBlockStore, requests_from_steps, tier_store
-from infer_lib.serving.kv_tiers import (
+from infer_lib.serving.simulator.instance import Instance
+from infer_lib.serving.simulator.kv_offload import TierBlockStore, requests_from_steps, tier_store
+from infer_lib.serving.kv_retention.kv_tiers import (
     KVTier,
     break_even_context_tokens,
     cached_step_time_s,
@@ -73,7 +51,7 @@ from infer_lib.serving.kv_tiers import (
     reload_time_s,
     tier_catalogue,
 )
-from infer_lib.serving.retention import (
+from infer_lib.serving.kv_retention.retention import (
     LRU,
     FixedTTL,
     KeepAll,
@@ -82,7 +60,7 @@ from infer_lib.serving.retention import (
     RetentionResult,
     replay_retention,
 )
-from infer_lib.serving.return_predictor import (
+from infer_lib.serving.kv_retention.return_predictor import (
     PredictorScore,
     ReturnPredictor,
     StepHistory,
@@ -92,21 +70,21 @@ from infer_lib.serving.return_predictor import (
     score_predictor,
     step_histories,
 )
-from infer_lib.serving.metrics import SLO, Percentiles, RequestRecord, StepLog, StepRecord, Summary, percentile
-from infer_lib.serving.mooncake_trace import MOONCAKE_BLOCK_TOKENS, load_mooncake_trace, mooncake_trace_path
-from infer_lib.serving.policies import FCFS, DecodeFirst, PrefillFirst, QueuePolicy, ShortestPromptFirst, StepPriority
-from infer_lib.serving.prefix_replay import (
+from infer_lib.serving.results.metrics import SLO, Percentiles, RequestRecord, StepLog, StepRecord, Summary, percentile
+from infer_lib.serving.workloads.mooncake_trace import MOONCAKE_BLOCK_TOKENS, load_mooncake_trace, mooncake_trace_path
+from infer_lib.serving.simulator.policies import FCFS, DecodeFirst, PrefillFirst, QueuePolicy, ShortestPromptFirst, StepPriority
+from infer_lib.serving.kv_retention.prefix_replay import (
     ReplayResult,
     hit_rate_by_capacity,
     prefix_cache_hit_rate,
     replay_prefix_cache,
     session_requests,
 )
-from infer_lib.serving.request import Request, RequestStatus
-from infer_lib.serving.reservation import ContiguousReservation
-from infer_lib.serving.router import LeastLoaded, LeastOutstandingTokens, RoundRobin, Router
-from infer_lib.serving.scheduler import Scheduler, SchedulerOutput
-from infer_lib.serving.sessions import (
+from infer_lib.serving.simulator.request import Request, RequestStatus
+from infer_lib.serving.simulator.reservation import ContiguousReservation
+from infer_lib.serving.simulator.router import LeastLoaded, LeastOutstandingTokens, RoundRobin, Router
+from infer_lib.serving.simulator.scheduler import Scheduler, SchedulerOutput
+from infer_lib.serving.workloads.sessions import (
     TRACELAB_PUBLISHED,
     TRACELAB_TIMEOUT_HIT_RATES,
     AgentRequest,
@@ -119,8 +97,8 @@ from infer_lib.serving.sessions import (
     session_statistics,
     timeout_hit_rate,
 )
-from infer_lib.serving.trace_csv import load_trace_csv, save_trace_csv
-from infer_lib.serving.workload import (
+from infer_lib.serving.workloads.trace_csv import load_trace_csv, save_trace_csv
+from infer_lib.serving.workloads.workload import (
     LengthDistribution,
     agent_requests,
     fixed_lengths,
@@ -153,5 +131,6 @@ __all__ = [
     "TRACELAB_PUBLISHED", "TRACELAB_TIMEOUT_HIT_RATES", "AgentRequest", "Session", "SessionParams",
     "SessionStatistics", "Step", "all_steps", "generate_sessions", "session_statistics", "timeout_hit_rate",
     "MOONCAKE_BLOCK_TOKENS", "load_mooncake_trace", "mooncake_trace_path",
+    "LoadCurve", "SpeedupCurve", "speedup_by_batch_size", "tpot_by_request_rate",
     "ReplayResult", "hit_rate_by_capacity", "prefix_cache_hit_rate", "replay_prefix_cache", "session_requests",
 ]

@@ -28,7 +28,7 @@ from typing import Any
 import nbformat
 import numpy as np
 
-from infer_lib.transformer import load_tiny_model
+from infer_lib.numpy_model.transformer import load_tiny_model
 
 from autograde.authoring.reference import run_answers, source_notebook_path
 from autograde.checking.expected import seconds_to_json

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from infer_lib.transformer import load_tiny_model
+from infer_lib.numpy_model.transformer import load_tiny_model
 
 from autograde.checking.expected import seconds_from_json
 from autograde.checking.student_code import (

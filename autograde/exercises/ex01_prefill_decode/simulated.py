@@ -26,8 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from infer_lib.cache import KVCache
-from infer_lib.transformer import Transformer
+from infer_lib.numpy_model.cache import KVCache
+from infer_lib.numpy_model.transformer import Transformer
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ class TooManyModelCalls(BaseException):
 
 @dataclass
 class InstrumentedModel:
-    """Looks like a :class:`~infer_lib.transformer.Transformer` to the student's code; logs and times every call."""
+    """Looks like a :class:`~infer_lib.numpy_model.transformer.Transformer` to the student's code; logs and times every call."""
 
     model: Transformer
     clock: SimulatedClock

@@ -35,8 +35,8 @@ from typing import Any
 
 import nbformat
 
-from infer_lib.hardware import get_chip
-from infer_lib.models import get_model
+from infer_lib.inputs.hardware import get_chip
+from infer_lib.inputs.models import get_model
 from infer_lib.serving import (
     FCFS,
     CacheConfig,

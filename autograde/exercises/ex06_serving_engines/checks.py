@@ -24,8 +24,8 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from infer_lib.hardware import get_chip
-from infer_lib.models import get_model
+from infer_lib.inputs.hardware import get_chip
+from infer_lib.inputs.models import get_model
 from infer_lib.serving import CacheConfig, QueuePolicy, Request, RequestRecord, SchedulerConfig, simulate
 
 from autograde.checking.student_code import (

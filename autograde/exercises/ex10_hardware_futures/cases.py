@@ -50,7 +50,7 @@ def model(num_layers: int, d_model: int, num_kv_heads: int, head_dim: int, param
 
 
 GPU_NETWORK_BYTES_PER_S, GPU_NETWORK_LATENCY_S = 400e9 / 8, 5e-6
-"""Between nodes: one 400 Gb/s port per chip at infer_lib.hardware's assumed 5 us (as the notebook's setup cell)."""
+"""Between nodes: one 400 Gb/s port per chip at infer_lib.inputs.hardware's assumed 5 us (as the notebook's setup cell)."""
 
 
 def chip(name: str, peak_flops_per_s: float, memory_bytes: float, memory_bytes_per_s: float, chips_per_node: int,

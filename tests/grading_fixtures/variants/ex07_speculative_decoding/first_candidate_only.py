@@ -31,7 +31,7 @@ def _inverse_cdf(r, u):
 
 
 def multi_draft_verify(target_probs, draft_probs, candidates, uniforms):
-    from infer_lib.speculative import speculative_sample
+    from infer_lib.speculation.speculative import speculative_sample
 
     p, q = _checked(target_probs, draft_probs, candidates, uniforms)
     rng = np.random.default_rng(int(uniforms[0] * 2**32))

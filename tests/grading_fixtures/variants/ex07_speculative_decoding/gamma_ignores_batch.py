@@ -3,7 +3,7 @@
 # %% replaces: ex07_best_solution
 def best_gamma_for_batch(alpha, batch_size, max_gamma, target_params, draft_params, bytes_per_param, peak_flops_per_s, memory_bytes_per_s):
     require_positive_int("max_gamma", max_gamma)
-    from infer_lib.speculative import best_gamma
+    from infer_lib.speculation.speculative import best_gamma
 
     speculative_tokens_per_s(alpha, batch_size, 0, target_params, draft_params, bytes_per_param,
                              peak_flops_per_s, memory_bytes_per_s)  # rejects bad inputs

@@ -21,8 +21,8 @@ def kv_transfer_time_s(
     require_positive_number("prefill_time_s", prefill_time_s)
     if not isinstance(overlap, bool):
         raise ValueError(f"overlap must be True or False, got {overlap!r}.")
-    from infer_lib.hardware import Link
-    from infer_lib.hardware import kv_transfer_time_s as library_transfer_time_s
+    from infer_lib.inputs.hardware import Link
+    from infer_lib.inputs.hardware import kv_transfer_time_s as library_transfer_time_s
 
     link = Link("given", link_gbit_per_s * 1e9 / 8, latency_s, source="", latency_source="", scope="")
     return library_transfer_time_s(kv_bytes, link)

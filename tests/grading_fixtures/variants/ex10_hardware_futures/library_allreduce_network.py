@@ -14,7 +14,7 @@ def allreduce_time_s(message_bytes: float, chip: dict, tp: int) -> float:
         latency = chip[key]
         if isinstance(latency, bool) or not isinstance(latency, (int, float)) or not 0 <= latency < math.inf:
             raise ValueError(f"{key} must be a finite number of seconds >= 0, got {latency!r}.")
-    from infer_lib.chip_systems import allreduce_time_s as library_allreduce_time_s
+    from infer_lib.chips.chip_systems import allreduce_time_s as library_allreduce_time_s
 
     return library_allreduce_time_s(message_bytes, tp, chip["network_bytes_per_s"], chip["network_latency_s"],
                                     algorithm="ring")
