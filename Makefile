@@ -56,7 +56,8 @@ bubblewrap:
 # The execution cache is keyed on every file under infer_lib (model configs included) and the
 # lock file: a change to either re-executes every chapter, and Sphinx's saved environment goes
 # with it so that every page is read again (an incremental build would keep the old pages), so
-# stale outputs are never published.
+# stale outputs are never published. scripts/execute_pages.py then executes the pages the cache
+# lacks on every core (pages that time this machine alone), so the build only renders.
 define clear_stale_cache
 	key=$$( { find infer_lib -type f ! -path '*/__pycache__/*' | LC_ALL=C sort | xargs cat; cat requirements.lock; } | sha256sum | cut -c1-16); \
 	if [ "$$(cat _build/.cache_key 2>/dev/null)" != "$$key" ]; then \
@@ -67,6 +68,7 @@ endef
 # releases are generated first.
 book: $(VENV_STAMP) $(WIDGETS_STAMP) assignments
 	@$(clear_stale_cache)
+	$(PY) scripts/execute_pages.py
 	$(VENV)/bin/jupyter-book build . -n -W --keep-going
 	@echo ""
 	@echo "The course is in _build/html. Open it with: make serve  (then http://127.0.0.1:$(PORT))"
@@ -77,6 +79,7 @@ book: $(VENV_STAMP) $(WIDGETS_STAMP) assignments
 test: $(VENV_STAMP) $(WIDGETS_STAMP) chromium bubblewrap assignments
 	rm -rf _build/html _build/.doctrees _build/jupyter_execute _build/notebooks
 	@$(clear_stale_cache)
+	$(PY) scripts/execute_pages.py
 	$(VENV)/bin/jupyter-book build . -n -W --keep-going
 	$(PY) -m pytest -n 3 --dist loadfile --no-loadscope-reorder -p no:cacheprovider
 
