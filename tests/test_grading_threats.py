@@ -178,11 +178,19 @@ def _cases() -> dict[str, tuple[str, Any, float, str, str | None]]:
             "import subprocess\nsubprocess.Popen(['sleep', '300'], start_new_session=True)\n"
             "subprocess.Popen(['python3', '-c', 'while True: pass'], start_new_session=True)"), FULL, "ok", None),
         # B2: resources
+        # Near its memory limit a loaded machine may reclaim pages for longer than the cell's 10 s before the
+        # kernel is killed: either flag is the limit holding (without one, 4 GB fit in this machine and the row
+        # would be "ok").
         "r1_memory_bomb": ("R1", right_with("hog = [bytearray(100 * 1024**2) for _ in range(40)]"), FULL, "flagged",
-                           r"memory limit reached"),
+                           r"memory limit reached|stopped after 10 s"),
+        # Two children of 1.5 GiB each hold their memory until killed, and the cell waits for the first to die:
+        # only the tree's 2 GiB limit can end that wait, however slowly they allocate (without the limit the
+        # cell runs into its 10 s instead, and the reason says so).
         "r1_two_children_memory": ("R1", right_with(
-            "import os, time\nfor _ in range(2):\n    if os.fork() == 0:\n        hog = bytearray(1536 * 1024**2)\n"
-            "        time.sleep(60)\n        os._exit(0)\ntime.sleep(5)"), FULL, "flagged", r"memory limit reached"),
+            "import os, signal\nchildren = []\nfor _ in range(2):\n    pid = os.fork()\n    if pid == 0:\n"
+            "        hog = bytearray(1536 * 1024**2)\n        signal.pause()\n        os._exit(0)\n"
+            "    children.append(pid)\nfirst_dead, _ = os.wait()\nfor pid in children:\n    if pid != first_dead:\n"
+            "        os.kill(pid, signal.SIGKILL)\n        os.waitpid(pid, 0)"), FULL, "flagged", r"memory limit reached"),
         "r2_fork_bomb": ("R2", right_with(
             "import subprocess\nchildren = [subprocess.Popen(['sleep', '100']) for _ in range(2000)]"), FULL, "flagged",
             r"process limit reached"),
@@ -291,7 +299,7 @@ def _cases() -> dict[str, tuple[str, Any, float, str, str | None]]:
             "    except OSError:\n        pass"), FULL, "flagged", r"imports `signal`"),
         "enum_names_a_grader_class": ("wire", lambda release, paths: answered(release, EX02, {"ex02_block_solution": (
             "import enum\n\nclass Evil(enum.Enum):\n    X = ('sh', '-c', 'touch {marker}')\n\n"
-            "Evil.__module__ = 'infer_lib.layers'\nEvil.__qualname__ = 'np.f2py.subprocess.Popen'\n\n"
+            "Evil.__module__ = 'infer_lib.numpy_model.layers'\nEvil.__qualname__ = 'np.f2py.subprocess.Popen'\n\n"
             "def gpt_block_params(d_model, ffn_dim):\n    return Evil.X\n").format(**paths)}),
             BLOCK_LOST, "flagged", r"ended the sandbox"),
         "raises_base_exception": ("wire", block(
