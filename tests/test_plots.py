@@ -1,4 +1,4 @@
-"""``infer_lib.page.plotting`` draws what its docstrings promise, and the names of the old plotting modules resolve."""
+"""``infer_lib.page.plotting`` draws what its docstrings promise, and every plotting name the pages use resolves."""
 
 import ast
 import importlib
@@ -13,9 +13,6 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Circle, FancyBboxPatch, Rectangle
 from matplotlib.text import Annotation
 
-import infer_lib.page.plotting
-import infer_lib.counting.roofline
-import infer_lib.serving.results.analysis
 from infer_lib.counting.costs import Operation
 from infer_lib.page.plotting.curves import draw_latency_vs_output_tokens
 from infer_lib.page.plotting.grids import draw_prefill_decode_grid
